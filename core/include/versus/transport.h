@@ -1,0 +1,154 @@
+/* versus — transport module interface.
+ *
+ * A transport is a shared module loaded by `versus-run --transport NAME`.
+ * It exports exactly one symbol, VS_TRANSPORT_ENTRY_SYMBOL, a function that
+ * returns a pointer to a const vs_transport_ops_t.  One process loads exactly
+ * one transport.
+ *
+ * Rules for modules:
+ *   - every function returns 0 or a negative errno; a library's own error
+ *     codes are converted here, and its message handed to host->error();
+ *   - no timing, no loops over iterations, no printing to stdout, no exit();
+ *   - no mutable globals: state lives in the module's own context.
+ *
+ * Error conventions that decide the runner's exit code:
+ *   -EINVAL   bad option or wrong launcher      -> exit 2 (usage)
+ *   -ENOTSUP  cannot run on this machine        -> exit 77 (skip)
+ *   -ENODEV   (same as -ENOTSUP)
+ *   -ETIMEDOUT a peer did not answer in time    -> exit 1
+ *   anything else                               -> exit 1
+ */
+#ifndef VERSUS_TRANSPORT_H
+#define VERSUS_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <versus/bootstrap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VS_TRANSPORT_ABI 1
+#define VS_TRANSPORT_ENTRY_SYMBOL "vs_transport_entry"
+
+/* Storage for one outstanding operation, owned by core (no allocation in the
+ * timed loop).  A module keeps whatever it needs in it (an MPI_Request, a UCX
+ * request pointer, a libfabric context, ...). */
+#define VS_REQ_BYTES 256
+typedef struct vs_req {
+    _Alignas(64) unsigned char opaque[VS_REQ_BYTES];
+} vs_req_t;
+
+/* A buffer core allocated; desc is filled by mem_reg where the module needs
+ * registration (NULL otherwise) and handed back on every post. */
+typedef struct vs_mem {
+    void *addr;
+    size_t len;
+    void *desc;
+} vs_mem_t;
+
+/* One key=value from --transport-opt. */
+typedef struct vs_kv {
+    const char *key;
+    const char *value;
+} vs_kv_t;
+
+/* Services core offers a module.  Modules report errors through error():
+ * the text is printed by core, prefixed with the transport name. */
+typedef struct vs_host {
+    void *core;
+    void (*error)(void *core, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    /* Diagnostics for --verbose, to stderr; never called in a timed loop. */
+    void (*debug)(void *core, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+} vs_host_t;
+
+/* A size threshold the library is configured with, so that reports can
+ * attribute detected transitions ("eager_limit", "rndv_thresh", "inject_size"). */
+#define VS_MAX_THRESHOLDS 8
+typedef struct vs_threshold {
+    char name[48];
+    int64_t bytes; /* -1 when unknown / not applicable */
+} vs_threshold_t;
+
+/* Free-form facts for the run record ("tls": "posix,cma", "mode": "poll"). */
+#define VS_MAX_ATTRS 16
+typedef struct vs_attr {
+    char key[48];
+    char value[464];
+} vs_attr_t;
+
+typedef struct vs_transport_info {
+    char name[32];       /* module name, e.g. "openmpi" */
+    char library[64];    /* e.g. "Open MPI", "UCX", "libfabric" */
+    char version[256];   /* the library's own version string */
+    char provider[256];  /* provider / transports actually selected, or "" */
+    int n_thresholds;
+    vs_threshold_t thresholds[VS_MAX_THRESHOLDS];
+    int n_attrs;
+    vs_attr_t attrs[VS_MAX_ATTRS];
+} vs_transport_info_t;
+
+typedef struct vs_transport vs_transport_t; /* a module's own context */
+
+typedef struct vs_transport_ops {
+    uint32_t abi;         /* VS_TRANSPORT_ABI */
+    uint32_t size;        /* sizeof(vs_transport_ops_t) */
+    const char *name;     /* module name, unique */
+    const char *summary;  /* one line for --list */
+
+    /* Library version, callable without open().  Fills buf (NUL-terminated). */
+    int (*library_version)(char *buf, size_t len);
+
+    /* Initialise the library.  opts are the --transport-opt pairs; an
+     * unknown key is -EINVAL.  */
+    int (*open)(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
+                vs_transport_t **out);
+    void (*close)(vs_transport_t *t);
+
+    /* Optional: a module that is started by its own launcher (MPI) provides
+     * the bootstrap itself; valid after open() until close(). */
+    int (*bootstrap)(vs_transport_t *t, vs_bootstrap_t **out);
+
+    /* What was selected and configured; valid after connect(). */
+    int (*query)(vs_transport_t *t, vs_transport_info_t *info);
+
+    /* Exchange addresses with every other rank through the bootstrap. */
+    int (*connect)(vs_transport_t *t, vs_bootstrap_t *bs);
+
+    /* Optional registration.  mem->desc may be set by mem_reg. */
+    int (*mem_reg)(vs_transport_t *t, vs_mem_t *mem);
+    int (*mem_dereg)(vs_transport_t *t, vs_mem_t *mem);
+
+    /* Non-blocking operations.  len <= mem->len; data at mem->addr. */
+    int (*post_send)(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer,
+                     uint64_t tag, vs_req_t *req);
+    int (*post_recv)(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer,
+                     uint64_t tag, vs_req_t *req);
+    /* *done = 1 when complete (the request is then free to reuse). */
+    int (*test)(vs_transport_t *t, vs_req_t *req, int *done);
+    /* Block (spin or sleep, the module's choice) until complete. */
+    int (*wait)(vs_transport_t *t, vs_req_t *req);
+    /* Drive the library once; may be NULL where the library progresses by itself. */
+    int (*progress)(vs_transport_t *t);
+
+    /* Optional blocking pair (MPI_Send / MPI_Recv); core falls back to
+     * post + wait when NULL. */
+    int (*send)(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag);
+    int (*recv)(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag);
+} vs_transport_ops_t;
+
+typedef const vs_transport_ops_t *(*vs_transport_entry_fn)(void);
+
+/* Modules define their entry point with this macro:
+ *   VS_TRANSPORT_DEFINE(my_ops)   where my_ops is a static const vs_transport_ops_t */
+#define VS_TRANSPORT_DEFINE(ops)                                                     \
+    __attribute__((visibility("default"))) const vs_transport_ops_t *vs_transport_entry(void); \
+    const vs_transport_ops_t *vs_transport_entry(void) { return &(ops); }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
