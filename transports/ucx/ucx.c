@@ -1,0 +1,699 @@
+/* versus — UCX transport: UCP tag matching over whatever UCX selects.
+ *
+ * One context (feature TAG), one single-threaded worker, one endpoint per
+ * peer created from worker addresses swapped through the bootstrap.  Sends
+ * and receives are ucp_tag_send_nbx / ucp_tag_recv_nbx; a UCX tag is the
+ * core's tag shifted left by VS_UCX_RANK_BITS with the sender's rank in the
+ * low bits, matched with a full mask, so a receive only ever matches its
+ * own peer.  UCX reads UCX_TLS, UCX_NET_DEVICES, UCX_RNDV_THRESH, ... from
+ * the environment itself (ucp_config_read).
+ *
+ * Requests: UCX's own request objects (its memory pool, so no allocation
+ * once warm) are kept by pointer in the core-owned vs_req_t; an operation
+ * that completes inside the post call is marked done there.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ucp/api/ucp.h>
+
+#include <versus/transport.h>
+
+#define VS_UCX_RANK_BITS 24
+#define VS_UCX_RANK_MASK ((UINT64_C(1) << VS_UCX_RANK_BITS) - 1)
+#define VS_UCX_TAG_MAX (UINT64_MAX >> VS_UCX_RANK_BITS)
+#define VS_UCX_CONNECT_TIMEOUT_S 60.0
+#define VS_UCX_CLOSE_TIMEOUT_S 2.0
+
+struct vs_transport {
+    const vs_host_t *host;
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_ep_h *eps;          /* by rank; NULL for self */
+    int rank;
+    int size;
+    ucp_err_handling_mode_t err_mode;
+    char opt_err_mode[8];
+};
+
+/* What a request slot holds.  ucp is NULL when the operation finished in the
+ * post call; status then holds its outcome. */
+typedef struct vs_ucx_req {
+    void *ucp;
+    size_t expect_len;  /* receives: the length the peer must send */
+    int is_recv;
+    int status;         /* 0 or negative errno once complete */
+    ucp_tag_recv_info_t info; /* filled by UCX on immediate receive completion */
+} vs_ucx_req_t;
+
+_Static_assert(sizeof(vs_ucx_req_t) <= VS_REQ_BYTES, "vs_ucx_req_t fits in vs_req_t");
+
+static int vs_ucx_errno(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK: return 0;
+    case UCS_ERR_NO_MEMORY: return -ENOMEM;
+    case UCS_ERR_INVALID_PARAM: return -EINVAL;
+    case UCS_ERR_TIMED_OUT: return -ETIMEDOUT;
+    case UCS_ERR_ENDPOINT_TIMEOUT: return -ETIMEDOUT;
+    case UCS_ERR_MESSAGE_TRUNCATED: return -EMSGSIZE;
+    case UCS_ERR_CANCELED: return -ECANCELED;
+    case UCS_ERR_CONNECTION_RESET: return -ECONNRESET;
+    case UCS_ERR_REJECTED: return -ECONNREFUSED;
+    case UCS_ERR_NO_DEVICE: return -ENODEV;
+    case UCS_ERR_UNREACHABLE: return -ENOTSUP;
+    case UCS_ERR_UNSUPPORTED: return -ENOTSUP;
+    case UCS_ERR_NO_ELEM: return -ENOTSUP;
+    case UCS_ERR_NO_RESOURCE: return -EAGAIN;
+    case UCS_ERR_BUSY: return -EBUSY;
+    default: return -EIO;
+    }
+}
+
+static int vs_ucx_fail(vs_transport_t *t, const char *what, ucs_status_t st)
+{
+    t->host->error(t->host->core, "%s: %s", what, ucs_status_string(st));
+    return vs_ucx_errno(st);
+}
+
+static double vs_ucx_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int vs_ucx_library_version(char *buf, size_t len)
+{
+    if (len == 0)
+        return -EINVAL;
+    snprintf(buf, len, "%s", ucp_get_version_string());
+    return 0;
+}
+
+static int vs_ucx_opts_parse(vs_transport_t *t, const vs_kv_t *opts, size_t n_opts)
+{
+    t->err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "none");
+    for (size_t i = 0; i < n_opts; i++) {
+        if (strcmp(opts[i].key, "err_mode") == 0) {
+            if (strcmp(opts[i].value, "none") == 0) {
+                t->err_mode = UCP_ERR_HANDLING_MODE_NONE;
+            } else if (strcmp(opts[i].value, "peer") == 0) {
+                t->err_mode = UCP_ERR_HANDLING_MODE_PEER;
+            } else {
+                t->host->error(t->host->core, "err_mode must be 'none' or 'peer', not '%s'",
+                               opts[i].value);
+                return -EINVAL;
+            }
+            snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "%s", opts[i].value);
+        } else {
+            t->host->error(t->host->core,
+                           "unknown option '%s' (known: err_mode=none|peer)", opts[i].key);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+static int vs_ucx_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
+                       vs_transport_t **out)
+{
+    vs_transport_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    t->host = host;
+    int rc = vs_ucx_opts_parse(t, opts, n_opts);
+    if (rc)
+        goto free_ctx;
+
+    ucp_config_t *config;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st != UCS_OK) {
+        rc = vs_ucx_fail(t, "ucp_config_read", st);
+        goto free_ctx;
+    }
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_TAG,
+        .mt_workers_shared = 0,
+    };
+    st = ucp_init(&params, config, &t->context);
+    ucp_config_release(config);
+    if (st != UCS_OK) {
+        rc = vs_ucx_fail(t, "ucp_init", st);
+        goto free_ctx;
+    }
+
+    ucp_worker_params_t wparams = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SINGLE,
+    };
+    st = ucp_worker_create(t->context, &wparams, &t->worker);
+    if (st != UCS_OK) {
+        rc = vs_ucx_fail(t, "ucp_worker_create", st);
+        goto cleanup_context;
+    }
+    *out = t;
+    return 0;
+
+cleanup_context:
+    ucp_cleanup(t->context);
+free_ctx:
+    free(t);
+    return rc;
+}
+
+/* Drive an operation request of connect/close to completion or deadline.
+ * Returns 0, a negative errno, or -ETIMEDOUT (request then still owned by UCX). */
+static int vs_ucx_request_drive(vs_transport_t *t, void *req, double timeout_s)
+{
+    if (req == NULL)
+        return 0;
+    if (UCS_PTR_IS_ERR(req))
+        return vs_ucx_errno(UCS_PTR_STATUS(req));
+    double deadline = vs_ucx_now() + timeout_s;
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        ucp_worker_progress(t->worker);
+        if (vs_ucx_now() > deadline) {
+            ucp_request_free(req);
+            return -ETIMEDOUT;
+        }
+    }
+    ucp_request_free(req);
+    return vs_ucx_errno(st);
+}
+
+static void vs_ucx_eps_close(vs_transport_t *t)
+{
+    if (!t->eps)
+        return;
+    double deadline = vs_ucx_now() + VS_UCX_CLOSE_TIMEOUT_S;
+    for (int r = 0; r < t->size; r++) {
+        if (!t->eps[r])
+            continue;
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+            /* a forced close needs peer error handling on both sides */
+            .flags = t->err_mode == UCP_ERR_HANDLING_MODE_PEER ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+        };
+        void *req = ucp_ep_close_nbx(t->eps[r], &prm);
+        double left = deadline - vs_ucx_now();
+        int rc = vs_ucx_request_drive(t, req, left > 0 ? left : 0);
+        if (rc)
+            t->host->debug(t->host->core, "closing the endpoint to rank %d: %s", r, strerror(-rc));
+        t->eps[r] = NULL;
+    }
+    free(t->eps);
+    t->eps = NULL;
+}
+
+static void vs_ucx_close(vs_transport_t *t)
+{
+    if (!t)
+        return;
+    vs_ucx_eps_close(t);
+    ucp_worker_destroy(t->worker);
+    ucp_cleanup(t->context);
+    free(t);
+}
+
+static int vs_ucx_connect(vs_transport_t *t, vs_bootstrap_t *bs)
+{
+    if (bs->size < 1 || (uint64_t)bs->size > VS_UCX_RANK_MASK + 1) {
+        t->host->error(t->host->core, "%d ranks do not fit in %d tag bits", bs->size,
+                       VS_UCX_RANK_BITS);
+        return -EINVAL;
+    }
+    t->rank = bs->rank;
+    t->size = bs->size;
+
+    ucp_address_t *addr;
+    size_t addr_len;
+    ucs_status_t st = ucp_worker_get_address(t->worker, &addr, &addr_len);
+    if (st != UCS_OK)
+        return vs_ucx_fail(t, "ucp_worker_get_address", st);
+
+    /* Addresses differ in length: swap the lengths first, then fixed slots
+     * of the longest one. */
+    int rc;
+    uint64_t *lens = calloc((size_t)t->size, sizeof *lens);
+    unsigned char *slots = NULL, *mine = NULL;
+    if (!lens) {
+        rc = -ENOMEM;
+        goto release_address;
+    }
+    uint64_t my_len = addr_len;
+    rc = bs->exchange(bs, &my_len, lens, sizeof my_len);
+    if (rc) {
+        t->host->error(t->host->core, "exchanging worker address lengths: %s", strerror(-rc));
+        goto free_lens;
+    }
+    uint64_t slot = 0;
+    for (int r = 0; r < t->size; r++)
+        slot = lens[r] > slot ? lens[r] : slot;
+    if (slot == 0 || slot > (1u << 20)) {
+        t->host->error(t->host->core, "implausible worker address length %llu",
+                       (unsigned long long)slot);
+        rc = -EPROTO;
+        goto free_lens;
+    }
+    mine = calloc(1, slot);
+    slots = calloc((size_t)t->size, slot);
+    if (!mine || !slots) {
+        rc = -ENOMEM;
+        goto free_slots;
+    }
+    memcpy(mine, addr, addr_len);
+    rc = bs->exchange(bs, mine, slots, slot);
+    if (rc) {
+        t->host->error(t->host->core, "exchanging worker addresses: %s", strerror(-rc));
+        goto free_slots;
+    }
+
+    t->eps = calloc((size_t)t->size, sizeof *t->eps);
+    if (!t->eps) {
+        rc = -ENOMEM;
+        goto free_slots;
+    }
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank)
+            continue;
+        ucp_ep_params_t ep_params = {
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+            .address = (const ucp_address_t *)(slots + (size_t)r * slot),
+            .err_mode = t->err_mode,
+        };
+        st = ucp_ep_create(t->worker, &ep_params, &t->eps[r]);
+        if (st != UCS_OK) {
+            t->eps[r] = NULL;
+            char what[64];
+            snprintf(what, sizeof what, "ucp_ep_create to rank %d", r);
+            rc = vs_ucx_fail(t, what, st);
+            goto close_eps;
+        }
+    }
+
+    /* Finish wire-up before anything is timed: flushing the worker waits for
+     * the endpoints to be connected both ways, and needs the peers to
+     * progress, which they do in this same call. */
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    rc = vs_ucx_request_drive(t, ucp_worker_flush_nbx(t->worker, &prm), VS_UCX_CONNECT_TIMEOUT_S);
+    if (rc) {
+        t->host->error(t->host->core, "flushing the worker after connecting: %s%s", strerror(-rc),
+                       rc == -ETIMEDOUT ? " (a peer did not answer)" : "");
+        goto close_eps;
+    }
+    rc = bs->barrier(bs);
+    if (rc) {
+        t->host->error(t->host->core, "barrier after connecting: %s", strerror(-rc));
+        goto close_eps;
+    }
+    free(slots);
+    free(mine);
+    free(lens);
+    ucp_worker_release_address(t->worker, addr);
+    return 0;
+
+close_eps:
+    vs_ucx_eps_close(t);
+free_slots:
+    free(slots);
+    free(mine);
+free_lens:
+    free(lens);
+release_address:
+    ucp_worker_release_address(t->worker, addr);
+    return rc;
+}
+
+/* ---- timed path ---------------------------------------------------------- */
+
+static inline int vs_ucx_peer_ok(const vs_transport_t *t, int peer, uint64_t tag)
+{
+    return peer >= 0 && peer < t->size && t->eps[peer] != NULL && tag <= VS_UCX_TAG_MAX;
+}
+
+static int vs_ucx_bad_args(vs_transport_t *t, int peer, uint64_t tag)
+{
+    t->host->error(t->host->core, "invalid peer %d or tag %llu (tags up to %llu)", peer,
+                   (unsigned long long)tag, (unsigned long long)VS_UCX_TAG_MAX);
+    return -EINVAL;
+}
+
+static int vs_ucx_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer,
+                            uint64_t tag, vs_req_t *req)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (__builtin_expect(!vs_ucx_peer_ok(t, peer, tag), 0))
+        return vs_ucx_bad_args(t, peer, tag);
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    void *s = ucp_tag_send_nbx(t->eps[peer], mem->addr, len,
+                               (tag << VS_UCX_RANK_BITS) | (uint64_t)t->rank, &prm);
+    r->is_recv = 0;
+    r->expect_len = len;
+    if (__builtin_expect(UCS_PTR_IS_PTR(s), 1)) {
+        r->ucp = s;
+        return 0;
+    }
+    r->ucp = NULL;
+    r->status = vs_ucx_errno(UCS_PTR_STATUS(s));
+    if (r->status)
+        return vs_ucx_fail(t, "ucp_tag_send_nbx", UCS_PTR_STATUS(s));
+    return 0;
+}
+
+static int vs_ucx_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer,
+                            uint64_t tag, vs_req_t *req)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (__builtin_expect(!vs_ucx_peer_ok(t, peer, tag), 0))
+        return vs_ucx_bad_args(t, peer, tag);
+    r->is_recv = 1;
+    r->expect_len = len;
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO,
+        .recv_info.tag_info = &r->info,
+    };
+    void *s = ucp_tag_recv_nbx(t->worker, mem->addr, len,
+                               (tag << VS_UCX_RANK_BITS) | (uint64_t)peer, UINT64_MAX, &prm);
+    if (__builtin_expect(UCS_PTR_IS_PTR(s), 1)) {
+        r->ucp = s;
+        return 0;
+    }
+    r->ucp = NULL;
+    ucs_status_t st = UCS_PTR_STATUS(s);
+    if (st != UCS_OK)
+        return r->status = vs_ucx_fail(t, "ucp_tag_recv_nbx", st);
+    r->status = 0;
+    if (r->info.length != len) {
+        t->host->error(t->host->core, "received %zu bytes from rank %d, expected %zu",
+                       r->info.length, peer, len);
+        r->status = -EPROTO;
+    }
+    return r->status;
+}
+
+/* Collect a finished request: 1 when complete (r->status set), 0 when not. */
+static inline int vs_ucx_req_collect(vs_transport_t *t, vs_ucx_req_t *r)
+{
+    ucs_status_t st;
+    if (r->is_recv) {
+        st = ucp_tag_recv_request_test(r->ucp, &r->info);
+        if (st == UCS_INPROGRESS)
+            return 0;
+        if (st == UCS_OK && r->info.length != r->expect_len) {
+            t->host->error(t->host->core, "received %zu bytes, expected %zu", r->info.length,
+                           r->expect_len);
+            r->status = -EPROTO;
+        } else {
+            r->status = st == UCS_OK ? 0 : vs_ucx_fail(t, "receive", st);
+        }
+    } else {
+        st = ucp_request_check_status(r->ucp);
+        if (st == UCS_INPROGRESS)
+            return 0;
+        r->status = st == UCS_OK ? 0 : vs_ucx_fail(t, "send", st);
+    }
+    ucp_request_free(r->ucp);
+    r->ucp = NULL;
+    return 1;
+}
+
+static int vs_ucx_test(vs_transport_t *t, vs_req_t *req, int *done)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (r->ucp == NULL) {
+        *done = 1;
+        return r->status;
+    }
+    ucp_worker_progress(t->worker);
+    *done = vs_ucx_req_collect(t, r);
+    return *done ? r->status : 0;
+}
+
+static int vs_ucx_wait(vs_transport_t *t, vs_req_t *req)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (r->ucp == NULL)
+        return r->status;
+    while (!vs_ucx_req_collect(t, r))
+        ucp_worker_progress(t->worker);
+    return r->status;
+}
+
+static int vs_ucx_progress(vs_transport_t *t)
+{
+    ucp_worker_progress(t->worker);
+    return 0;
+}
+
+/* ---- query ----------------------------------------------------------------- */
+
+static void vs_ucx_attr_set(vs_transport_info_t *info, const char *key, const char *value)
+{
+    for (int i = 0; i < info->n_attrs; i++) {
+        if (strcmp(info->attrs[i].key, key) == 0) {
+            snprintf(info->attrs[i].value, sizeof info->attrs[i].value, "%s", value);
+            return;
+        }
+    }
+    if (info->n_attrs >= VS_MAX_ATTRS)
+        return;
+    vs_attr_t *a = &info->attrs[info->n_attrs++];
+    snprintf(a->key, sizeof a->key, "%s", key);
+    snprintf(a->value, sizeof a->value, "%s", value);
+}
+
+static void vs_ucx_threshold_set(vs_transport_info_t *info, const char *name, int64_t bytes)
+{
+    for (int i = 0; i < info->n_thresholds; i++) {
+        if (strcmp(info->thresholds[i].name, name) == 0) {
+            info->thresholds[i].bytes = bytes;
+            return;
+        }
+    }
+    if (info->n_thresholds >= VS_MAX_THRESHOLDS)
+        return;
+    vs_threshold_t *th = &info->thresholds[info->n_thresholds++];
+    snprintf(th->name, sizeof th->name, "%s", name);
+    th->bytes = bytes;
+}
+
+/* Append s to a comma-separated list unless it is already there. */
+static void vs_ucx_list_add(char *list, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+    for (const char *p = list; (p = strstr(p, s)) != NULL; p += n) {
+        if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return;
+    }
+    size_t used = strlen(list);
+    snprintf(list + used, cap - used, "%s%s", used ? ", " : "", s);
+}
+
+/* Lines of ucp_ep_print_info look like
+ *   "#  lane[0]:  3:sysv/memory.0 md[2]  -> md[2]/sysv/sysdev[255] am am_bw#0"
+ *   "#  tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)"
+ * where each number is the first size of the protocol that follows it. */
+static void vs_ucx_parse_lane(char *line, char *provider, size_t pcap, char *lanes, size_t lcap)
+{
+    char *colon = strstr(line, "]:");
+    if (!colon)
+        return;
+    char *p = colon + 2;
+    while (*p == ' ')
+        p++;
+    char *tl = strchr(p, ':'); /* skip "<resource index>:" */
+    if (!tl)
+        return;
+    tl++;
+    size_t n = strcspn(tl, " \n");
+    char res[128];
+    snprintf(res, sizeof res, "%.*s", (int)n, tl);
+    /* "sysv/memory.0" -> "sysv/memory" (the ".0" is the path index) */
+    char *dot = strrchr(res, '.');
+    char *slash = strchr(res, '/');
+    if (dot && slash && dot > slash)
+        *dot = '\0';
+    vs_ucx_list_add(provider, pcap, res);
+
+    /* usage: the words after "-> md[x]/tl/sysdev[y]" */
+    char *arrow = strstr(tl, "-> ");
+    char usage[160] = "";
+    if (arrow) {
+        char *u = strchr(arrow + 3, ' ');
+        if (u) {
+            while (*u == ' ')
+                u++;
+            snprintf(usage, sizeof usage, "%.*s", (int)strcspn(u, "\n"), u);
+        }
+    }
+    size_t used = strlen(lanes);
+    snprintf(lanes + used, lcap - used, "%s%s%s%s", used ? "; " : "", res, usage[0] ? " " : "",
+             usage);
+}
+
+static void vs_ucx_parse_protos(const char *spec, vs_transport_info_t *info)
+{
+    /* spec: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf) */
+    const char *p = spec;
+    while ((p = strstr(p, "..")) != NULL) {
+        p += 2;
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || strncmp(end, "..<", 3) != 0)
+            continue;
+        const char *proto = end + 3;
+        size_t n = strcspn(proto, ">");
+        if (n == 4 && strncmp(proto, "rndv", 4) == 0)
+            vs_ucx_threshold_set(info, "rndv_thresh", v);
+        else if (n == 9 && strncmp(proto, "egr/bcopy", 9) == 0)
+            vs_ucx_threshold_set(info, "bcopy_thresh", v);
+        else if (n == 9 && strncmp(proto, "egr/zcopy", 9) == 0)
+            vs_ucx_threshold_set(info, "zcopy_thresh", v);
+        p = end;
+    }
+}
+
+static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
+{
+    char lanes[sizeof info->attrs[0].value] = "";
+    char *copy = strdup(text);
+    if (!copy)
+        return;
+    char *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *body = line + strspn(line, "# ");
+        if (strncmp(body, "lane[", 5) == 0) {
+            vs_ucx_parse_lane(body, info->provider, sizeof info->provider, lanes, sizeof lanes);
+        } else if (strncmp(body, "tag_send:", 9) == 0) {
+            const char *spec = body + 9 + strspn(body + 9, " ");
+            vs_ucx_attr_set(info, "tag_send", spec);
+            vs_ucx_parse_protos(spec, info);
+        } else if (strncmp(body, "tag_send_nbr:", 13) == 0) {
+            vs_ucx_attr_set(info, "tag_send_nbr", body + 13 + strspn(body + 13, " "));
+        }
+    }
+    free(copy);
+    if (lanes[0])
+        vs_ucx_attr_set(info, "lanes", lanes);
+}
+
+/* Effective configuration values as UCX prints them ("UCX_TLS=all"). */
+static void vs_ucx_parse_config(const char *text, vs_transport_info_t *info)
+{
+    static const struct {
+        const char *var;
+        const char *attr;
+    } keep[] = {
+        {"UCX_TLS=", "tls"},
+        {"UCX_NET_DEVICES=", "devices"},
+        {"UCX_RNDV_THRESH=", "rndv_thresh"},
+        {"UCX_RNDV_SCHEME=", "rndv_scheme"},
+        {"UCX_ZCOPY_THRESH=", "zcopy_thresh"},
+        {"UCX_BCOPY_THRESH=", "bcopy_thresh"},
+    };
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+        size_t n = strlen(keep[k].var);
+        for (const char *p = text; (p = strstr(p, keep[k].var)) != NULL; p += n) {
+            if (p != text && p[-1] != '\n')
+                continue;
+            char val[256];
+            snprintf(val, sizeof val, "%.*s", (int)strcspn(p + n, "\n"), p + n);
+            vs_ucx_attr_set(info, keep[k].attr, val);
+            break;
+        }
+    }
+}
+
+/* Run a printer into memory. */
+typedef struct vs_ucx_print {
+    char *buf;
+    size_t len;
+    FILE *f;
+} vs_ucx_print_t;
+
+static int vs_ucx_print_begin(vs_ucx_print_t *pr)
+{
+    pr->buf = NULL;
+    pr->len = 0;
+    pr->f = open_memstream(&pr->buf, &pr->len);
+    return pr->f ? 0 : -errno;
+}
+
+static void vs_ucx_print_end(vs_ucx_print_t *pr)
+{
+    fclose(pr->f);
+    free(pr->buf);
+}
+
+static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
+{
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "ucx");
+    snprintf(info->library, sizeof info->library, "UCX");
+    vs_ucx_library_version(info->version, sizeof info->version);
+
+    vs_ucx_print_t pr;
+    int rc = vs_ucx_print_begin(&pr);
+    if (rc)
+        return rc;
+    ucp_config_t *config;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st == UCS_OK) {
+        ucp_config_print(config, pr.f, NULL, UCS_CONFIG_PRINT_CONFIG);
+        ucp_config_release(config);
+        fflush(pr.f);
+        vs_ucx_parse_config(pr.buf, info);
+    }
+    vs_ucx_print_end(&pr);
+
+    /* Effective rendezvous threshold: from the endpoint to the first peer
+     * (auto-tuned values differ from the configured "auto"). */
+    vs_ucx_threshold_set(info, "rndv_thresh", -1);
+    int peer = -1;
+    for (int r = 0; t->eps && r < t->size && peer < 0; r++)
+        if (t->eps[r])
+            peer = r;
+    if (peer >= 0) {
+        rc = vs_ucx_print_begin(&pr);
+        if (rc)
+            return rc;
+        ucp_ep_print_info(t->eps[peer], pr.f);
+        fflush(pr.f);
+        vs_ucx_parse_ep_info(pr.buf, info);
+        vs_ucx_print_end(&pr);
+    }
+    vs_ucx_attr_set(info, "err_mode", t->opt_err_mode);
+    return 0;
+}
+
+static const vs_transport_ops_t vs_ucx_ops = {
+    .abi = VS_TRANSPORT_ABI,
+    .size = sizeof(vs_transport_ops_t),
+    .name = "ucx",
+    .summary = "UCX UCP tag matching (transports chosen by UCX; UCX_TLS, UCX_NET_DEVICES honoured)",
+    .library_version = vs_ucx_library_version,
+    .open = vs_ucx_open,
+    .close = vs_ucx_close,
+    .bootstrap = NULL,
+    .query = vs_ucx_query,
+    .connect = vs_ucx_connect,
+    .mem_reg = NULL,
+    .mem_dereg = NULL,
+    .post_send = vs_ucx_post_send,
+    .post_recv = vs_ucx_post_recv,
+    .test = vs_ucx_test,
+    .wait = vs_ucx_wait,
+    .progress = vs_ucx_progress,
+    .send = NULL,
+    .recv = NULL,
+};
+
+VS_TRANSPORT_DEFINE(vs_ucx_ops)
