@@ -48,4 +48,7 @@ int vs_bootstrap_tcp_create(const vs_launch_env_t *env, const char *rendezvous,
                             const char *rdv_dir, double timeout_s,
                             vs_bootstrap_t **out, char *err, size_t errlen);
 
+/* Split "HOST:PORT" (PORT 1..65535) into host and port: 0 or -EINVAL. */
+int vs_launch_addr_parse(const char *s, char *host, size_t hostlen, int *port);
+
 #endif
