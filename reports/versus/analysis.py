@@ -1,0 +1,88 @@
+"""The analysis of one run as plain data: per-size statistics, fitted regimes,
+transitions (attributed), staircases.  `summary_document` is what
+`versus summary --json` prints and what renderers consume.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import __version__
+from .fit import SegmentedFit, fit_segmented
+from .load import Run, group_launches
+from .stats import SizeStats, summarise_run
+from .transitions import Staircase, Transition, attribute, classify, find_staircases
+from .compare import launch_spread
+
+
+@dataclass
+class Analysis:
+    run: Run
+    sizes: list[SizeStats]
+    fit: SegmentedFit | None
+    transitions: list[Transition] = field(default_factory=list)
+    staircases: list[Staircase] = field(default_factory=list)
+    unmatched_thresholds: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        r = self.run
+        t = r.transport
+        return {
+            "source": r.source,
+            "run_id": r.record.get("run_id"),
+            "launch_id": r.launch_id,
+            "status": r.status,
+            "complete": r.complete,
+            "warnings": list(r.warnings),
+            "transport": {k: t.get(k) for k in ("name", "library", "version", "provider",
+                                                "options", "thresholds")},
+            "pattern": r.pattern,
+            "variant": r.variant,
+            "hosts": r.record.get("hosts"),
+            "sizes": [s.to_dict() for s in self.sizes],
+            "fit": None if self.fit is None else {
+                "model": "T(n) = s + r*n per regime, one-way medians, penalised segmented least squares",
+                "relative_noise": self.fit.rel_noise, "penalty": self.fit.penalty,
+                "min_bytes": int(self.fit.x[0]) if self.fit.x.size else None},
+            "regimes": [g.summary() for g in self.fit.regimes] if self.fit else [],
+            "transitions": [_transition_json(x) for x in self.transitions],
+            "staircases": [s.to_dict() for s in self.staircases],
+            "unmatched_thresholds": self.unmatched_thresholds,
+        }
+
+
+def _transition_json(t: Transition) -> dict:
+    d = t.to_dict()
+    if d["configured_bytes"] is None:
+        del d["configured_bytes"]
+        del d["threshold"]
+    return d
+
+
+def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None) -> Analysis:
+    """Statistics, segmented fit and attributed transitions of one run."""
+    sizes = summarise_run(run)
+    pts = [s for s in sizes if s.bytes >= min_bytes]
+    if len(pts) < 2:
+        return Analysis(run, sizes, None)
+    x = np.array([s.bytes for s in pts], dtype=np.float64)
+    y = np.array([s.median_ns for s in pts])
+    se = np.array([s.median_se_ns for s in pts])
+    fit = fit_segmented(x, y, se, penalty=penalty)
+    trans = classify(fit)
+    stairs = find_staircases(trans)
+    unmatched = attribute(trans, run.thresholds, stairs)
+    return Analysis(run, sizes, fit, trans, stairs, unmatched)
+
+
+def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None = None) -> dict:
+    """The `versus summary --json` document."""
+    analyses = [analyse_run(r, min_bytes, penalty) for r in runs]
+    groups = [g for g in group_launches(runs) if len({r.launch_id for r in g}) > 1]
+    return {
+        "versus_analysis": __version__,
+        "runs": [a.to_dict() for a in analyses],
+        "launch_spread": [{"label": g[0].label, "launches": [r.launch_id for r in g],
+                           "sizes": launch_spread(g)} for g in groups],
+    }

@@ -1,0 +1,80 @@
+"""Command line: `versus SUBCOMMAND ...`.  A thin dispatcher: each subcommand
+parses its options, calls the analysis API and prints text or JSON.
+Exit status: 0 ok, 1 failure, 2 bad usage or input."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .load import InputError, load_files
+
+
+def _cmd_summary(args) -> int:
+    from .analysis import summary_document
+    from .console import format_summary
+    from .export import dumps
+    doc = summary_document(load_files(args.results), min_bytes=args.min_bytes, penalty=args.penalty)
+    print(dumps(doc) if args.json else format_summary(doc))
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    from .compare import compare_runs
+    from .console import format_comparison
+    from .export import dumps, jsonable
+    a = load_files(args.a.split(","))
+    b = load_files(args.b.split(","))
+    c = compare_runs(a, b, alpha=args.alpha, adjust=args.adjust, seed=args.seed).to_dict()
+    print(dumps(c) if args.json else format_comparison(jsonable(c)))
+    return 0
+
+
+def _cmd_tables(args) -> int:
+    from .console import format_study
+    from .export import dumps
+    from .studies import study_tables
+    doc = study_tables(load_files(args.results), args.bytes)
+    print(dumps(doc) if args.json else format_study(doc))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="versus", description="Analyse versus benchmark results (JSON Lines).")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    s = sub.add_parser("summary", help="statistics, fitted regimes and transitions of each run")
+    s.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    s.add_argument("--json", action="store_true", help="print the analysis as JSON (docs/analysis.md)")
+    s.add_argument("--min-bytes", type=int, default=0, help="fit only sizes >= this")
+    s.add_argument("--penalty", type=float, default=None, help="penalty per regime (default: BIC, 3 ln m)")
+    s.set_defaults(func=_cmd_summary)
+    c = sub.add_parser("compare", help="compare A against B size by size")
+    c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated)")
+    c.add_argument("b", metavar="B", help="result file of B (several launches: comma-separated)")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--adjust", choices=["holm", "bh"], default="holm",
+                   help="multiple-size adjustment: Holm (default) or Benjamini-Hochberg")
+    c.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    c.set_defaults(func=_cmd_compare)
+    t = sub.add_parser("tables", help="the seed-study tables (variants, run statistics, control limits)")
+    t.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    t.add_argument("--bytes", type=int, default=None,
+                   help="size for the run-statistics table (default: smallest common size)")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=_cmd_tables)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except InputError as ex:
+        print(f"versus {args.command}: {ex}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0

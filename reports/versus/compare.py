@@ -1,0 +1,238 @@
+"""Comparing two configurations (A and B) size by size, and launch-to-launch spread.
+
+Per common size: ratio of one-way medians A/B with a bootstrap 95 % CI (the
+bootstrap distribution of each median is drawn exactly from its order
+statistics, see stats.bootstrap_median_draws), a two-sided Mann-Whitney U
+test, p-values adjusted over the sizes (Holm by default, or
+Benjamini-Hochberg).  A size is marked `+` (A faster), `-` (A slower) only
+when the adjusted p-value is below alpha and the ratio's CI excludes 1;
+otherwise `~`.  Consecutive sizes with one mark form a regime; a claim
+"A is X % faster" is made only for a regime where every size is significant.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+from .load import Run, check_comparable, check_same_configuration
+
+ALPHA = 0.05
+
+
+@dataclass
+class SizeComparison:
+    bytes: int
+    n_a: int
+    n_b: int
+    median_a_us: float
+    median_b_us: float
+    ratio: float                   # median A / median B (one-way times)
+    ratio_ci: list[float]
+    p_value: float                 # Mann-Whitney U, two-sided
+    p_adjusted: float
+    mark: str                      # '+' A faster, '-' A slower, '~' no significant difference
+
+    @property
+    def faster_pct(self) -> float:
+        return (1 - self.ratio) * 100
+
+
+@dataclass
+class RegimeStatement:
+    mark: str
+    from_bytes: int
+    to_bytes: int
+    sizes: int
+    faster_pct: float | None        # (1 - ratio) * 100, A relative to B; positive = A faster
+    faster_pct_pm: float | None     # half width of its 95 % CI
+    text: str
+
+
+@dataclass
+class Comparison:
+    a_label: str
+    b_label: str
+    alpha: float
+    adjust: str
+    sizes: list[SizeComparison] = field(default_factory=list)
+    regimes: list[RegimeStatement] = field(default_factory=list)
+    launch_spread_a: list[dict] = field(default_factory=list)
+    launch_spread_b: list[dict] = field(default_factory=list)
+    only_a: list[int] = field(default_factory=list)
+    only_b: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for s, sd in zip(self.sizes, d["sizes"]):
+            sd["faster_pct"] = s.faster_pct
+        return d
+
+
+def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
+    """Holm (family-wise) or Benjamini-Hochberg ('bh', false discovery rate)."""
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    if method == "holm":
+        adj = np.maximum.accumulate(ps * (m - np.arange(m)))
+    elif method == "bh":
+        adj = np.minimum.accumulate((ps * m / np.arange(1, m + 1))[::-1])[::-1]
+    else:
+        raise ValueError(f"unknown p-value adjustment {method!r} (holm, bh)")
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def pooled_one_way(runs: list[Run]) -> dict[int, np.ndarray]:
+    """Sorted one-way samples (ns) per size, pooled over the launches given."""
+    pool: dict[int, list[np.ndarray]] = {}
+    for r in runs:
+        for b, s in r.sizes_by_bytes().items():
+            pool.setdefault(b, []).append(s.samples_ns)
+    return {b: np.sort(np.concatenate(v).astype(np.float64)) * 0.5 for b, v in sorted(pool.items())}
+
+
+def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+                    draws: int = 2000) -> tuple[float, list[float], float]:
+    """(ratio of medians a/b, its 95 % bootstrap CI, Mann-Whitney p) for sorted samples."""
+    from .stats import bootstrap_median_draws
+    ma, mb = float(np.median(a)), float(np.median(b))
+    ratio = ma / mb if mb > 0 else float("nan")
+    da = bootstrap_median_draws(a, draws, rng)
+    db = bootstrap_median_draws(b, draws, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rs = da / db
+    rs = rs[np.isfinite(rs)]
+    ci = [float(np.percentile(rs, 2.5)), float(np.percentile(rs, 97.5))] if rs.size else [math.nan] * 2
+    if a.size < 2 or b.size < 2 or (a[0] == a[-1] == b[0] == b[-1]):
+        p = 1.0
+    else:
+        p = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+        if not math.isfinite(p):
+            p = 1.0
+    return ratio, ci, p
+
+
+def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
+                 adjust: str = "holm", seed: int = 0, draws: int = 2000) -> Comparison:
+    """Compare A against B (each: one run or several launches of one configuration)."""
+    check_comparable(a_runs + b_runs)
+    check_same_configuration(a_runs)
+    check_same_configuration(b_runs)
+    rng = np.random.default_rng(seed)
+    pa, pb = pooled_one_way(a_runs), pooled_one_way(b_runs)
+    common = sorted(set(pa) & set(pb))
+    cmp = Comparison(_side_label(a_runs), _side_label(b_runs), alpha, adjust,
+                     only_a=sorted(set(pa) - set(pb)), only_b=sorted(set(pb) - set(pa)))
+    rows = [(b, *compare_samples(pa[b], pb[b], rng, draws)) for b in common]
+    padj = adjust_pvalues([r[3] for r in rows], adjust)
+    for (b, ratio, ci, p), pj in zip(rows, padj):
+        sig = pj < alpha and (ci[1] < 1 or ci[0] > 1)
+        mark = "~" if not sig else ("+" if ratio < 1 else "-")
+        cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
+                                        float(np.median(pa[b])) / 1e3, float(np.median(pb[b])) / 1e3,
+                                        ratio, ci, p, float(pj), mark))
+    cmp.regimes = regime_statements(cmp)
+    if len({r.launch_id for r in a_runs}) > 1:
+        cmp.launch_spread_a = launch_spread(a_runs)
+    if len({r.launch_id for r in b_runs}) > 1:
+        cmp.launch_spread_b = launch_spread(b_runs)
+    return cmp
+
+
+def _side_label(runs: list[Run]) -> str:
+    lab = runs[0].label
+    return lab if len(runs) == 1 else f"{lab} ({len(runs)} launches)"
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k and n % k == 0:
+            return f"{n // k} {unit}"
+    return f"{n} B"
+
+
+def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
+    out = []
+    sizes = cmp.sizes
+    i = 0
+    while i < len(sizes):
+        j = i
+        while j + 1 < len(sizes) and sizes[j + 1].mark == sizes[i].mark:
+            j += 1
+        grp = sizes[i:j + 1]
+        lo, hi = grp[0].bytes, grp[-1].bytes
+        if i == 0 and j == len(sizes) - 1:
+            span = "at every size measured" if lo != hi else f"at {fmt_bytes(lo)}"
+        elif lo == hi:
+            span = f"at {fmt_bytes(lo)}"
+        elif j == len(sizes) - 1:
+            span = f"for messages >= {fmt_bytes(lo)}"
+        elif i == 0:
+            span = f"for messages <= {fmt_bytes(hi)}"
+        else:
+            span = f"for messages from {fmt_bytes(lo)} to {fmt_bytes(hi)}"
+        mark = grp[0].mark
+        if mark == "~":
+            out.append(RegimeStatement("~", lo, hi, len(grp), None, None,
+                                       f"no significant difference {span}"))
+        else:
+            pct, pm = _regime_effect(grp)
+            word = "faster" if pct > 0 else "slower"
+            first = grp[0]
+            text = (f"{cmp.a_label} is {abs(pct):.0f} % ± {pm:.0f} % {word} than {cmp.b_label} {span} "
+                    f"({first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)})")
+            if pm < 1:
+                text = text.replace(f"{abs(pct):.0f} % ± {pm:.0f} %", f"{abs(pct):.1f} % ± {pm:.1f} %")
+            out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text))
+        i = j + 1
+    return out
+
+
+def _regime_effect(grp: list[SizeComparison]) -> tuple[float, float]:
+    """Mean log ratio over the regime; its 95 % CI combines each size's own
+    uncertainty with the scatter of the ratio across sizes."""
+    lr = np.log([g.ratio for g in grp])
+    se_each = np.array([(math.log(g.ratio_ci[1]) - math.log(g.ratio_ci[0])) / (2 * 1.96) for g in grp])
+    k = lr.size
+    var = float((se_each ** 2).sum()) / k ** 2
+    if k >= 2:
+        var += float(lr.var(ddof=1)) / k
+    mean = float(lr.mean())
+    hw = 1.96 * math.sqrt(var)
+    ratio, lo, hi = math.exp(mean), math.exp(mean - hw), math.exp(mean + hw)
+    return (1 - ratio) * 100, (hi - lo) / 2 * 100
+
+
+def launch_spread(runs: list[Run]) -> list[dict]:
+    """Per size: spread of the launch medians (between launches) beside the
+    spread within launches (pooled sd, and the typical standard error of a
+    launch median).  Between >> within-median-SE means launches differ."""
+    from .stats import summarise_size
+    per: dict[int, list] = {}
+    for r in runs:
+        for b, s in r.sizes_by_bytes().items():
+            per.setdefault(b, []).append(summarise_size(b, s.samples_ns, s.batch))
+    out = []
+    for b, st in sorted(per.items()):
+        if len(st) < 2:
+            continue
+        meds = np.array([s.median_ns for s in st])
+        sds = np.array([s.std_ns for s in st])
+        ses = np.array([s.median_se_ns for s in st])
+        out.append({
+            "bytes": b, "launches": len(st),
+            "median_of_medians_us": float(np.median(meds)) / 1e3,
+            "between_launch_sd_us": float(meds.std(ddof=1)) / 1e3,
+            "between_launch_range_us": float(np.ptp(meds)) / 1e3,
+            "within_launch_sd_us": float(np.sqrt(np.mean(sds ** 2))) / 1e3,
+            "within_launch_median_se_us": float(np.sqrt(np.mean(ses ** 2))) / 1e3,
+        })
+    return out

@@ -1,0 +1,125 @@
+"""Console (plain text) face of the analysis: tables from the plain-data documents."""
+from __future__ import annotations
+
+from .compare import fmt_bytes
+
+
+def _f(v, fmt="{:.3f}", none="-"):
+    return none if v is None else fmt.format(v)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(h.rjust(w) for h, w in zip(headers, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(out)
+
+
+def format_summary(doc: dict) -> str:
+    parts = []
+    for run in doc["runs"]:
+        t = run["transport"]
+        head = (f"== {t.get('name')}{'/' + t['provider'] if t.get('provider') else ''} "
+                f"{run['pattern']}{'/' + run['variant'] if run['variant'] else ''}"
+                f"  ({run['source']}, launch {run['launch_id']}, status {run['status']})")
+        parts.append(head)
+        for w in run["warnings"]:
+            parts.append(f"   warning: {w}")
+        parts.append("   one-way latency = round trip / 2; bandwidth = bytes / (mean RTT / 2); times in us")
+        rows = []
+        for s in run["sizes"]:
+            ci = s["median_ci_us"]
+            rows.append([str(s["bytes"]), str(s["n"]), _f(s["median_us"]),
+                         f"[{_f(ci[0])}, {_f(ci[1])}]" if ci else "-",
+                         _f(s["mean_us"]), _f(s["std_us"]), _f(s["min_us"]), _f(s["p99_us"]),
+                         f"{s['outside_limits']}",
+                         "-" if s["normal"] is None else ("yes" if s["normal"] else "no"),
+                         _f(s["bandwidth_MBps"], "{:.1f}")])
+        parts.append(table(["bytes", "n", "median", "95% CI", "mean", "sd", "min", "p99",
+                            "out3s", "normal", "MB/s"], rows))
+        if run["regimes"]:
+            parts.append("   regimes (T(n) = s + r*n, one-way medians):")
+            rows = []
+            for g in run["regimes"]:
+                lc = g["latency_ci_us"]
+                bw, bc = g["bandwidth_MBps"], g["bandwidth_ci_MBps"]
+                rows.append([fmt_bytes(g["from_bytes"]), fmt_bytes(g["to_bytes"]),
+                             f"{_f(g['latency_us'])} [{_f(lc[0])}, {_f(lc[1])}]",
+                             "-" if bw is None else f"{bw:.1f} [{_f(bc[0], '{:.1f}', 'inf')}, "
+                                                    f"{_f(bc[1], '{:.1f}', 'inf')}]",
+                             _f(g["n_half_bytes"], "{:.0f}"), f"{g['residual_rel'] * 100:.2f} %"])
+            parts.append(table(["from", "to", "latency us [95% CI]", "bandwidth MB/s [95% CI]",
+                                "n_half B", "resid"], rows))
+        if run["transitions"]:
+            parts.append("   transitions:")
+            for tr in run["transitions"]:
+                parts.append(f"   - {tr['kind']:5s} at {tr['bytes']} B: {tr['label']}")
+        for sc in run["staircases"]:
+            ci = sc["period_ci_bytes"]
+            parts.append(f"   staircase: period {sc['period_bytes']:.0f} B"
+                         + (f" [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "")
+                         + f", {sc['steps']} steps of {sc['step_height_us']:.3f} us from {sc['first_bytes']} B")
+        for th in run["unmatched_thresholds"]:
+            parts.append(f"   threshold {th['name']} = {th['configured_bytes']} B: no transition detected there")
+        parts.append("")
+    for grp in doc.get("launch_spread", []):
+        parts.append(f"== launch-to-launch spread: {grp['label']} (launches {grp['launches']})")
+        parts.append(format_launch_spread(grp["sizes"]))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def format_launch_spread(rows: list[dict]) -> str:
+    return table(["bytes", "launches", "median us", "between sd", "within sd", "within median se"],
+                 [[str(r["bytes"]), str(r["launches"]), _f(r["median_of_medians_us"]),
+                   _f(r["between_launch_sd_us"]), _f(r["within_launch_sd_us"]),
+                   _f(r["within_launch_median_se_us"])] for r in rows])
+
+
+def format_comparison(c: dict) -> str:
+    parts = [f"A = {c['a_label']}", f"B = {c['b_label']}",
+             f"one-way medians; ratio = A/B with 95 % bootstrap CI; Mann-Whitney U, "
+             f"{c['adjust']}-adjusted, alpha {c['alpha']}; + A faster, - A slower, ~ no significant difference"]
+    rows = [[s["mark"], str(s["bytes"]), _f(s["median_a_us"]), _f(s["median_b_us"]),
+             f"{s['ratio']:.3f} [{s['ratio_ci'][0]:.3f}, {s['ratio_ci'][1]:.3f}]",
+             f"{s['faster_pct']:+.1f} %", f"{s['p_adjusted']:.2g}"] for s in c["sizes"]]
+    parts.append(table(["", "bytes", "A us", "B us", "A/B [95% CI]", "A faster", "p adj"], rows))
+    if c["only_a"] or c["only_b"]:
+        parts.append(f"sizes only in A: {c['only_a'] or 'none'}; only in B: {c['only_b'] or 'none'}")
+    parts.append("")
+    for r in c["regimes"]:
+        parts.append(f"{r['mark']} {r['text']}")
+    for side in ("a", "b"):
+        if c[f"launch_spread_{side}"]:
+            parts.append(f"\nlaunch-to-launch spread of {side.upper()}:")
+            parts.append(format_launch_spread(c[f"launch_spread_{side}"]))
+    return "\n".join(parts)
+
+
+def format_study(doc: dict) -> str:
+    parts = ["== variants (seed 000 table; bandwidth MB/s = bytes/us)"]
+    keys = [("send latency us", "send_latency_us", "{:.3f}"), ("receive latency us", "receive_latency_us", "{:.3f}"),
+            ("send buffer B", "send_buffer_bytes", "{:.0f}"), ("receive buffer B", "receive_buffer_bytes", "{:.0f}"),
+            ("send bandwidth MB/s", "send_bandwidth_MBps", "{:.1f}"),
+            ("receive bandwidth MB/s", "receive_bandwidth_MBps", "{:.1f}")]
+    v = doc["variants"]
+    parts.append(table([""] + [r["run"] for r in v], [[k] + [_f(r[f], fmt) for r in v] for k, f, fmt in keys]))
+    for r in v:
+        parts.append(f"   {r['run']}: {r['source']}")
+    rs = doc["run_statistics"]
+    parts.append(f"\n== run statistics at {rs['bytes']} B ({rs['unit']})")
+    cols = ["min", "max", "mean", "median", "std", "stderr"]
+    parts.append(table(["run", "n"] + cols,
+                       [[f"{d['run']} #{d['launch_id']}", str(d["n"])] + [_f(d[c]) for c in cols]
+                        for d in rs["runs"]]))
+    a = rs["across_runs"]
+    parts.append("across runs (of the run means): " + ", ".join(f"{c} {_f(a[c])}" for c in
+                                                                ("mean", "median", "std", "stderr")))
+    parts.append("\n== control limits (mean ± 3 sigma of the samples, us)")
+    for run in doc["control_limits"]:
+        parts.append(f"   {run['run']} ({run['source']})")
+        parts.append(table(["bytes", "n", "mean", "LCL", "UCL", "outside"],
+                           [[str(s["bytes"]), str(s["n"]), _f(s["mean_us"]), _f(s["lcl_us"]),
+                             _f(s["ucl_us"]), str(s["outside"])] for s in run["sizes"]]))
+    return "\n".join(parts)

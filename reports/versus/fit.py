@@ -1,0 +1,215 @@
+"""Segmented Hockney fits: T(n) = s + r*n per regime, regimes found by a
+penalised segmented least-squares search (optimal partitioning with PELT
+pruning and a BIC penalty) over per-size one-way medians.
+
+Weights: each median gets sigma_i = max(c * y_i, se_i), where c is the
+relative scatter of the curve about its neighbours (robust, estimated from
+the data) and se_i the median's own standard error.  Segments are fitted
+independently, so a regime boundary can be a jump (step) or a kink (slope);
+`transitions.py` tells them apart.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+MIN_SEGMENT = 3            # points per regime (a line through 2 points has no residual)
+REL_NOISE_FLOOR = 0.002    # never assume the curve is smoother than 0.2 %
+
+
+@dataclass
+class Regime:
+    """One fitted regime over sizes [from_bytes, to_bytes] (inclusive, measured sizes)."""
+    first: int                 # index of the first point
+    last: int                  # index of the last point (inclusive)
+    from_bytes: int
+    to_bytes: int
+    s_ns: float                # intercept: latency
+    r_ns_per_byte: float       # slope: inverse bandwidth
+    cov: np.ndarray            # 2x2 covariance of (s, r)
+    dof: int
+    residual_rms_ns: float     # unweighted RMS of residuals
+    residual_rel: float        # RMS of relative residuals
+
+    @property
+    def s_se(self) -> float:
+        return float(math.sqrt(max(self.cov[0, 0], 0.0)))
+
+    @property
+    def r_se(self) -> float:
+        return float(math.sqrt(max(self.cov[1, 1], 0.0)))
+
+    def tcrit(self) -> float:
+        return float(sps.t.ppf(0.975, self.dof)) if self.dof > 0 else 1.96
+
+    def predict(self, x: float) -> float:
+        return self.s_ns + self.r_ns_per_byte * x
+
+    def predict_se(self, x: float) -> float:
+        v = self.cov[0, 0] + 2 * x * self.cov[0, 1] + x * x * self.cov[1, 1]
+        return float(math.sqrt(max(v, 0.0)))
+
+    def summary(self) -> dict:
+        """Plain-dict view with latency (us), bandwidth (MB/s), n_half (bytes) and 95 % CIs."""
+        t = self.tcrit()
+        s, r = self.s_ns, self.r_ns_per_byte
+        s_ci = (s - t * self.s_se, s + t * self.s_se)
+        r_ci = (r - t * self.r_se, r + t * self.r_se)
+
+        def bw(rate):   # ns/byte -> MB/s
+            return 1e3 / rate if rate > 0 else None
+        bandwidth = bw(r)
+        bw_ci = None
+        if bandwidth is not None:
+            hi = bw(r_ci[0])
+            bw_ci = [bw(r_ci[1]) if r_ci[1] > 0 else None, hi]   # None = unbounded
+        n_half = n_half_ci = None
+        if r > 0:
+            n_half = s / r
+            # delta method on s/r
+            g = np.array([1 / r, -s / (r * r)])
+            var = float(g @ self.cov @ g)
+            hw = t * math.sqrt(max(var, 0.0))
+            n_half_ci = [n_half - hw, n_half + hw]
+        return {
+            "from_bytes": self.from_bytes, "to_bytes": self.to_bytes,
+            "points": self.last - self.first + 1,
+            "latency_us": s / 1e3, "latency_ci_us": [v / 1e3 for v in s_ci],
+            "inverse_bandwidth_ns_per_byte": r,
+            "inverse_bandwidth_ci_ns_per_byte": list(r_ci),
+            "bandwidth_MBps": bandwidth, "bandwidth_ci_MBps": bw_ci,
+            "n_half_bytes": n_half, "n_half_ci_bytes": n_half_ci,
+            "residual_rms_us": self.residual_rms_ns / 1e3,
+            "residual_rel": self.residual_rel,
+        }
+
+
+def relative_noise(x: np.ndarray, y: np.ndarray) -> float:
+    """Robust relative scatter of y about the line through each point's neighbours."""
+    if x.size < 5:
+        return 0.02
+    x0, x1, x2 = x[:-2], x[1:-1], x[2:]
+    y0, y2 = y[:-2], y[2:]
+    a = (x1 - x0) / (x2 - x0)
+    interp = y0 + a * (y2 - y0)
+    d = (y[1:-1] - interp) / np.maximum(np.abs(y[1:-1]), 1e-12)
+    # var(y1 - ((1-a) y0 + a y2)) = sigma^2 (1 + (1-a)^2 + a^2)
+    scale = np.sqrt(1 + (1 - a) ** 2 + a ** 2)
+    mad = float(np.median(np.abs(d / scale - np.median(d / scale))))
+    return 1.4826 * mad
+
+
+def segment_costs_pelt(x, y, w, penalty, min_len=MIN_SEGMENT):
+    """Optimal partition minimising sum(weighted RSS) + penalty per segment.
+
+    Returns the list of segment start indexes (first is 0).  Each candidate
+    keeps running sums over its own segment only, so no difference of large
+    prefix sums is ever taken (weights span orders of magnitude).
+    """
+    m = x.size
+    F = np.full(m + 1, np.inf)
+    F[0] = -penalty
+    last = np.zeros(m + 1, dtype=np.int64)
+    cand = np.array([0], dtype=np.int64)
+    sums = np.zeros((6, 1))            # S, Sx, Sy, Sxx, Sxy, Syy per candidate
+    for j in range(m):
+        wj, xj, yj = w[j], x[j], y[j]
+        sums += np.array([wj, wj * xj, wj * yj, wj * xj * xj, wj * xj * yj, wj * yj * yj])[:, None]
+        S, Sx, Sy, Sxx, Sxy, Syy = sums
+        vxx = Sxx - Sx * Sx / S
+        vxy = Sxy - Sx * Sy / S
+        vyy = Syy - Sy * Sy / S
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rss = np.where(vxx > 0, vyy - vxy * vxy / vxx, vyy)
+        rss = np.maximum(rss, 0.0)
+        length = j + 1 - cand
+        ok = length >= min_len
+        total = np.where(ok, F[cand] + rss + penalty, np.inf)
+        best = int(np.argmin(total))
+        F[j + 1] = total[best]
+        last[j + 1] = cand[best]
+        # PELT pruning: a start that cannot beat F[j+1] now never will.
+        keep = ~ok | (F[cand] + rss <= F[j + 1])
+        cand = np.append(cand[keep], j + 1)
+        sums = np.concatenate([sums[:, keep], np.zeros((6, 1))], axis=1)
+    if not np.isfinite(F[m]):
+        return [0]
+    starts = []
+    j = m
+    while j > 0:
+        starts.append(int(last[j]))
+        j = int(last[j])
+    return sorted(starts)
+
+
+def fit_line(x, y, w):
+    """Weighted least squares y = s + r x; returns (s, r, cov, dof, wrss)."""
+    X = np.column_stack([np.ones_like(x), x])
+    sw = np.sqrt(w)
+    A = X * sw[:, None]
+    b = y * sw
+    coef, *_ = np.linalg.lstsq(A, b, rcond=None)
+    resid = b - A @ coef
+    wrss = float(resid @ resid)
+    dof = x.size - 2
+    try:
+        xtx_inv = np.linalg.inv(A.T @ A)
+    except np.linalg.LinAlgError:
+        xtx_inv = np.full((2, 2), np.nan)
+    # Weights are relative (c is estimated), so scale by the residual variance
+    # when there is any; never below the assumed noise.
+    scale = max(wrss / dof, 1.0) if dof > 0 else 1.0
+    return float(coef[0]), float(coef[1]), xtx_inv * scale, dof, wrss
+
+
+@dataclass
+class SegmentedFit:
+    regimes: list[Regime]
+    rel_noise: float
+    penalty: float
+    x: np.ndarray
+    y: np.ndarray
+    sigma: np.ndarray
+
+
+def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
+                  rel_noise=None, max_regimes=None) -> SegmentedFit:
+    """Segmented Hockney fit over points (x bytes, y one-way ns), sorted by x.
+
+    penalty defaults to a BIC term: 3 parameters per regime (s, r, breakpoint)
+    times ln(number of points).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    se = np.zeros_like(y) if se is None else np.asarray(se, dtype=np.float64)[order]
+    m = x.size
+    c = relative_noise(x, y) if rel_noise is None else rel_noise
+    c = max(c, REL_NOISE_FLOOR)
+    sigma = np.maximum(c * np.abs(y), se)
+    sigma = np.maximum(sigma, 1e-9 * max(float(np.abs(y).max(initial=0)), 1.0))
+    w = 1.0 / sigma ** 2
+    if penalty is None:
+        penalty = 3.0 * math.log(max(m, 2))
+    if m < 2:
+        return SegmentedFit([], c, penalty, x, y, sigma)
+    if m < 2 * min_len:
+        starts = [0]
+    else:
+        starts = segment_costs_pelt(x, y, w, penalty, min_len)
+        if max_regimes and len(starts) > max_regimes:
+            starts = starts[:max_regimes]
+    bounds = starts + [m]
+    regimes = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        xs, ys, ws = x[a:b], y[a:b], w[a:b]
+        s, r, cov, dof, _ = fit_line(xs, ys, ws)
+        res = ys - (s + r * xs)
+        regimes.append(Regime(a, b - 1, int(xs[0]), int(xs[-1]), s, r, cov, dof,
+                              float(np.sqrt(np.mean(res ** 2))),
+                              float(np.sqrt(np.mean((res / np.maximum(np.abs(ys), 1e-12)) ** 2)))))
+    return SegmentedFit(regimes, c, penalty, x, y, sigma)

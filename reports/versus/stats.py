@@ -1,0 +1,149 @@
+"""Per-size statistics of round-trip samples (vectorised; sorts once).
+
+All times in the returned `SizeStats` are one-way nanoseconds (round trip / 2)
+unless the field name says `rtt`.  Bandwidth is total bytes over total time:
+a ping-pong moves `bytes` each way per round trip, so the one-way bandwidth
+is bytes / (mean RTT / 2), never a mean of per-sample rates.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats as sps
+
+CONFIDENCE = 0.95
+SHAPIRO_MAX = 5000
+
+
+@dataclass
+class SizeStats:
+    bytes: int
+    n: int
+    batch: int
+    min_ns: float
+    max_ns: float
+    median_ns: float
+    median_ci_ns: tuple[float, float] | None     # distribution-free 95 % CI (order statistics)
+    mean_ns: float
+    std_ns: float
+    stderr_ns: float
+    p5_ns: float
+    p95_ns: float
+    p99_ns: float
+    lcl_ns: float                   # control limits: mean ± 3 sigma
+    ucl_ns: float
+    outside_limits: int             # samples outside the control limits
+    normality_test: str | None      # 'shapiro' or None when not testable
+    normality_p: float | None
+    normal: bool | None             # p >= 0.05
+    bandwidth_MBps: float           # one-way: bytes / (mean RTT / 2), 1 MB = 1e6 bytes
+    mean_rtt_ns: float
+
+    @property
+    def median_se_ns(self) -> float:
+        """Standard error of the median from its CI (normal approximation)."""
+        if self.median_ci_ns is None:
+            return self.std_ns * 1.2533 / np.sqrt(max(self.n, 1))
+        lo, hi = self.median_ci_ns
+        return max((hi - lo) / (2 * 1.96), 0.0)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["median_ci_ns"] = list(self.median_ci_ns) if self.median_ci_ns else None
+        # The JSON face speaks microseconds; keep both.
+        for k in ("min", "max", "median", "mean", "std", "stderr", "p5", "p95", "p99", "lcl", "ucl"):
+            d[f"{k}_us"] = d[f"{k}_ns"] / 1e3
+        d["median_ci_us"] = [v / 1e3 for v in self.median_ci_ns] if self.median_ci_ns else None
+        return d
+
+
+@lru_cache(maxsize=4096)
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """0-based indexes (lo, hi) into the sorted sample bounding the median with
+    at least `confidence` coverage (binomial order statistics), or None if n is
+    too small for any such interval."""
+    alpha = (1 - confidence) / 2
+    l = int(sps.binom.ppf(alpha, n, 0.5))      # P(B <= l-1) < alpha
+    if l < 1:
+        return None
+    return l - 1, n - l
+
+
+def median_ci_sorted(sorted_x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    r = median_ci_ranks(int(sorted_x.size), confidence)
+    if r is None:
+        return None
+    return float(sorted_x[r[0]]), float(sorted_x[r[1]])
+
+
+def normality(x: np.ndarray, seed: int = 0) -> tuple[str | None, float | None]:
+    """Shapiro-Wilk on at most 5000 samples (a seeded random subset when larger)."""
+    if x.size < 3 or np.ptp(x) == 0:
+        return None, None
+    if x.size > SHAPIRO_MAX:
+        rng = np.random.default_rng(seed)
+        x = rng.choice(x, SHAPIRO_MAX, replace=False)
+    res = sps.shapiro(x)
+    return "shapiro", float(res.pvalue)
+
+
+def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1) -> SizeStats:
+    """Statistics of one size from its round-trip samples (ns)."""
+    rtt = np.asarray(samples_ns, dtype=np.float64)
+    n = int(rtt.size)
+    if n == 0:
+        raise ValueError(f"size {nbytes}: no samples")
+    ow = np.sort(rtt) * 0.5
+    mean = float(ow.mean())
+    std = float(ow.std(ddof=1)) if n > 1 else 0.0
+    p5, med, p95, p99 = (float(v) for v in np.percentile(ow, [5, 50, 95, 99]))
+    lcl, ucl = mean - 3 * std, mean + 3 * std
+    outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
+    test, p = normality(ow)
+    mean_rtt = 2 * mean
+    bw = nbytes / (mean_rtt / 2) * 1e3 if mean_rtt > 0 else float("nan")   # bytes/ns -> MB/s
+    return SizeStats(
+        bytes=int(nbytes), n=n, batch=int(batch),
+        min_ns=float(ow[0]), max_ns=float(ow[-1]), median_ns=med,
+        median_ci_ns=median_ci_sorted(ow), mean_ns=mean, std_ns=std,
+        stderr_ns=std / np.sqrt(n) if n > 1 else 0.0,
+        p5_ns=p5, p95_ns=p95, p99_ns=p99, lcl_ns=lcl, ucl_ns=ucl, outside_limits=outside,
+        normality_test=test, normality_p=p, normal=None if p is None else bool(p >= 0.05),
+        bandwidth_MBps=bw, mean_rtt_ns=mean_rtt)
+
+
+def summarise_run(run) -> list[SizeStats]:
+    """Per-size statistics of a run, sizes ascending (repeated visits pooled)."""
+    return [summarise_size(b, s.samples_ns, s.batch) for b, s in run.sizes_by_bytes().items()]
+
+
+def describe(values) -> dict:
+    """Mean, median, std dev, std error, min, max of a list of values (seed 001/004 tables)."""
+    v = np.asarray(values, dtype=np.float64)
+    n = int(v.size)
+    if n == 0:
+        return {"n": 0, "mean": None, "median": None, "std": None, "stderr": None,
+                "min": None, "max": None}
+    sd = float(v.std(ddof=1)) if n > 1 else 0.0
+    return {"n": n, "mean": float(v.mean()), "median": float(np.median(v)), "std": sd,
+            "stderr": sd / np.sqrt(n) if n > 1 else 0.0, "min": float(v.min()), "max": float(v.max())}
+
+
+def bootstrap_median_draws(sorted_x: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws from the exact bootstrap distribution of the sample median.
+
+    The median of a resample of size n is the k-th order statistic x_(k) with
+    P(median* <= x_(k)) = P(Bin(n, k/n) >= m), m = n//2 + 1 (upper median).
+    Sampling k by inverting that CDF costs O(n) instead of `draws` resamples.
+    """
+    n = sorted_x.size
+    if n == 1:
+        return np.full(draws, float(sorted_x[0]))
+    k = np.arange(1, n + 1)
+    m = n // 2 + 1
+    cdf = sps.binom.sf(m - 1, n, k / n)          # P(Bin >= m)
+    u = rng.random(draws)
+    idx = np.searchsorted(cdf, u, side="left")
+    return sorted_x[np.minimum(idx, n - 1)].astype(np.float64)
