@@ -1,0 +1,226 @@
+#include "loader.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PREFIX "versus-"
+#define SUFFIX ".so"
+#define MAX_DIRS 16
+
+/* Search path: $VERSUS_MODULE_PATH, the build tree next to the executable,
+ * the installed module directory. */
+static int module_dirs(char dirs[][PATH_MAX], int max)
+{
+    int n = 0;
+    const char *env = getenv("VERSUS_MODULE_PATH");
+    if (env && *env) {
+        char *copy = strdup(env), *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d && n < max; d = strtok_r(NULL, ":", &save))
+            snprintf(dirs[n++], PATH_MAX, "%s", d);
+        free(copy);
+    }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0 && n < max) {
+        exe[k] = '\0';
+        snprintf(dirs[n++], PATH_MAX, "%s/../transports", dirname(exe));
+    }
+    if (n < max)
+        snprintf(dirs[n++], PATH_MAX, "%s", VS_MODULE_DIR);
+    return n;
+}
+
+static int valid_name(const char *name)
+{
+    if (!*name || strlen(name) > 64)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+static int open_path(const char *path, int flags, const char *name, vs_module_t *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    void *h = dlopen(path, flags);
+    if (!h) {
+        snprintf(err, errlen, "cannot load %s: %s", path, dlerror());
+        return -EINVAL;
+    }
+    vs_transport_entry_fn entry = (vs_transport_entry_fn)dlsym(h, VS_TRANSPORT_ENTRY_SYMBOL);
+    const vs_transport_ops_t *ops = entry ? entry() : NULL;
+    if (!ops) {
+        snprintf(err, errlen, "%s is not a versus transport module (no %s)", path, VS_TRANSPORT_ENTRY_SYMBOL);
+        goto close_handle;
+    }
+    if (ops->abi != VS_TRANSPORT_ABI || ops->size < sizeof *ops) {
+        snprintf(err, errlen, "%s was built for transport interface %u, this runner speaks %d: rebuild it",
+                 path, ops->abi, VS_TRANSPORT_ABI);
+        goto close_handle;
+    }
+    if (name && strcmp(ops->name, name)) {
+        snprintf(err, errlen, "%s calls itself '%s', not '%s'", path, ops->name, name);
+        goto close_handle;
+    }
+    if (!ops->open || !ops->close || !ops->connect || !ops->query || !ops->post_send ||
+        !ops->post_recv || !ops->test || !ops->wait || !ops->library_version) {
+        snprintf(err, errlen, "%s lacks a mandatory operation", path);
+        goto close_handle;
+    }
+    m->handle = h;
+    m->ops = ops;
+    snprintf(m->path, sizeof m->path, "%s", path);
+    return 0;
+close_handle:
+    dlclose(h);
+    return -EINVAL;
+}
+
+static int list_names(char dirs[][PATH_MAX], int nd, char names[][72], char paths[][PATH_MAX], int max)
+{
+    int n = 0;
+    for (int d = 0; d < nd; d++) {
+        DIR *dir = opendir(dirs[d]);
+        if (!dir)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(dir)) && n < max) {
+            size_t len = strlen(e->d_name);
+            if (len <= strlen(PREFIX) + strlen(SUFFIX) || strncmp(e->d_name, PREFIX, strlen(PREFIX)) ||
+                strcmp(e->d_name + len - strlen(SUFFIX), SUFFIX))
+                continue;
+            char name[72];
+            snprintf(name, sizeof name, "%.*s", (int)(len - strlen(PREFIX) - strlen(SUFFIX)), e->d_name + strlen(PREFIX));
+            int dup = 0;
+            for (int i = 0; i < n; i++)
+                dup |= !strcmp(names[i], name);
+            if (dup)
+                continue; /* an earlier directory wins */
+            snprintf(names[n], 72, "%s", name);
+            snprintf(paths[n], PATH_MAX, "%s/%s", dirs[d], e->d_name);
+            n++;
+        }
+        closedir(dir);
+    }
+    return n;
+}
+
+int vs_module_load(const char *name, vs_module_t *m, char *err, size_t errlen)
+{
+    if (!valid_name(name)) {
+        snprintf(err, errlen, "invalid transport name '%s'", name);
+        return -EINVAL;
+    }
+    char dirs[MAX_DIRS][PATH_MAX];
+    int nd = module_dirs(dirs, MAX_DIRS);
+    for (int d = 0; d < nd; d++) {
+        char path[PATH_MAX + 80];
+        snprintf(path, sizeof path, "%s/" PREFIX "%s" SUFFIX, dirs[d], name);
+        if (access(path, F_OK) == 0)
+            return open_path(path, RTLD_NOW | RTLD_GLOBAL, name, m, err, errlen);
+    }
+    static char names[64][72], paths[64][PATH_MAX];
+    int n = list_names(dirs, nd, names, paths, 64);
+    char known[512] = "";
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", names[i]);
+    }
+    snprintf(err, errlen, "unknown transport '%s'; modules found: %s (see versus-run --list)", name,
+             n ? known : "none (set VERSUS_MODULE_PATH?)");
+    return -ENOENT;
+}
+
+void vs_module_unload(vs_module_t *m)
+{
+    if (m->handle)
+        dlclose(m->handle);
+    memset(m, 0, sizeof *m);
+}
+
+/* Probe one module in a child: "OK\t<summary>\t<version>" or "ERR\t<reason>". */
+static void probe(const char *path, const char *name, char *line, size_t len)
+{
+    int fds[2];
+    if (pipe(fds)) {
+        snprintf(line, len, "ERR\tpipe: %s", strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char err[1024], ver[512] = "", out[2048];
+        vs_module_t m;
+        if (open_path(path, RTLD_NOW | RTLD_LOCAL, name, &m, err, sizeof err))
+            snprintf(out, sizeof out, "ERR\t%s", err);
+        else if (m.ops->library_version(ver, sizeof ver))
+            snprintf(out, sizeof out, "ERR\tloads, but cannot tell its library version");
+        else
+            snprintf(out, sizeof out, "OK\t%s\t%s", m.ops->summary ? m.ops->summary : "", ver);
+        for (char *p = out; *p; p++)
+            if (*p == '\n')
+                *p = ' ';
+        if (write(fds[1], out, strlen(out)) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    line[0] = '\0';
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    while (pid > 0 && got + 1 < len && poll(&pfd, 1, 10000) > 0) {
+        ssize_t k = read(fds[0], line + got, len - 1 - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    line[got] = '\0';
+    close(fds[0]);
+    if (pid > 0) {
+        int st;
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    if (!got)
+        snprintf(line, len, "ERR\tthe probe crashed or hung while loading it");
+}
+
+int vs_module_list(FILE *out)
+{
+    char dirs[MAX_DIRS][PATH_MAX];
+    int nd = module_dirs(dirs, MAX_DIRS);
+    static char names[64][72], paths[64][PATH_MAX];
+    int n = list_names(dirs, nd, names, paths, 64);
+    fprintf(out, "%-10s %-6s %s\n", "TRANSPORT", "LOADS", "LIBRARY VERSION / REASON");
+    for (int i = 0; i < n; i++) {
+        char line[2048];
+        probe(paths[i], names[i], line, sizeof line);
+        char *fields[3] = {line, NULL, NULL};
+        for (int f = 1; f < 3; f++) {
+            char *tab = fields[f - 1] ? strchr(fields[f - 1], '\t') : NULL;
+            if (tab) {
+                *tab = '\0';
+                fields[f] = tab + 1;
+            }
+        }
+        int ok = !strcmp(fields[0], "OK");
+        fprintf(out, "%-10s %-6s %s\n", names[i], ok ? "yes" : "no", ok ? (fields[2] ? fields[2] : "") : (fields[1] ? fields[1] : ""));
+        if (ok && fields[1] && *fields[1])
+            fprintf(out, "%-10s %-6s   %s\n", "", "", fields[1]);
+        fprintf(out, "%-10s %-6s   %s\n", "", "", paths[i]);
+    }
+    if (!n)
+        fprintf(out, "no transport modules found (searched $VERSUS_MODULE_PATH, the build tree and %s)\n", VS_MODULE_DIR);
+    return n ? 0 : 1;
+}

@@ -1,0 +1,284 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+
+void vs_options_usage(FILE *out)
+{
+    fputs(
+"Usage: versus-run --transport NAME [options]\n"
+"       versus-run --list | --topology | --help | --version\n"
+"\n"
+"Measures point-to-point communication between two processes the same way over\n"
+"every transport, writes raw samples as JSON Lines and prints an OSU-style table.\n"
+"\n"
+"Transport\n"
+"  -t, --transport NAME      transport module: openmpi, mpich, ucx, ofi, shm, tcp\n"
+"                            (see --list for the modules found and their versions)\n"
+"  -o, --transport-opt K=V   option for the module, repeatable (e.g. provider=tcp,\n"
+"                            mode=block); an unknown key is an error\n"
+"      --list                list transport modules, whether they load, library version\n"
+"\n"
+"Pattern\n"
+"  -p, --pattern NAME        pattern to run (default pingpong); see below\n"
+"  -V, --variant NAME        pattern variant: blocking (default) or nonblocking\n"
+"  -s, --sizes SPEC          message sizes in bytes (default 0:4M); comma-separated items:\n"
+"                              N            one size, e.g. 8, 1K, 4M (K/M/G are binary)\n"
+"                              MIN:MAX      powers of two in [MIN,MAX], plus 0 if MIN is 0\n"
+"                              MIN:MAX:+S   every S bytes from MIN to MAX, e.g. 4:40000:+4\n"
+"  -i, --iterations N        samples per size (default 1000)\n"
+"      --iterations-large N  samples per size from --large-from on (default 100)\n"
+"  -w, --warmup N            unrecorded warm-up round trips per size (default 100)\n"
+"      --warmup-large N      warm-up round trips from --large-from on (default 10)\n"
+"      --large-from BYTES    where large-message counts begin (default 64K)\n"
+"  -b, --batch K|auto        round trips per sample; auto (default) picks K per size so\n"
+"                            the clock's cost stays under 1 %% of a sample\n"
+"\n"
+"Output\n"
+"  -O, --out FILE            write results as JSON Lines (docs/results-schema.md);\n"
+"                            each size is flushed as it completes\n"
+"  -q, --quiet               no progress on stderr, no table on stdout\n"
+"  -v, --verbose             diagnostics on stderr\n"
+"      --launch-id N         index of this launch among repeats of one configuration\n"
+"\n"
+"Launching (transports that are not MPI)\n"
+"  -L, --launch local        start the ranks on this host (use with -n)\n"
+"  -n, --np N                number of ranks for --launch local (default 2)\n"
+"      --rendezvous H:P      meet at this address (rank 0 listens on port P)\n"
+"      --rendezvous-dir DIR  directory shared by all ranks for the rendezvous file\n"
+"                            (default: current directory)\n"
+"  -T, --timeout SEC         give up when a peer does not answer for SEC seconds\n"
+"                            (default 60); results measured so far are kept\n"
+"  Under mpirun/mpiexec/srun the rank is read from the launcher's environment.\n"
+"  The openmpi and mpich transports are started by their own launcher:\n"
+"    mpirun.openmpi -np 2 versus-run --transport openmpi\n"
+"    mpiexec.mpich -n 2 versus-run --transport mpich\n"
+"\n"
+"Placement\n"
+"      --placement POLICY    auto (default), same-core, same-l2, same-l3, same-package,\n"
+"                            cross-numa, cross-package, cross-node\n"
+"      --cpus LIST           explicit processing unit per rank, e.g. 0,1\n"
+"      --topology            print what hwloc sees and which placements are possible\n"
+"\n"
+"Exit status: 0 ok, 1 run failed, 2 bad usage or input, 77 transport cannot run here.\n",
+        out);
+    fputs("\nPatterns\n", out);
+    for (const vs_pattern_t *const *p = vs_patterns; *p; p++)
+        fprintf(out, "  %-12s %s\n", (*p)->name, (*p)->summary);
+}
+
+static int parse_count(const char *opt, const char *s, long min, long *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min) {
+        snprintf(err, errlen, "%s expects an integer >= %ld, got '%s'", opt, min, s);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
+enum {
+    OPT_LIST = 1000, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
+    OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
+};
+
+static const struct option long_opts[] = {
+    {"transport", required_argument, 0, 't'},
+    {"transport-opt", required_argument, 0, 'o'},
+    {"list", no_argument, 0, OPT_LIST},
+    {"pattern", required_argument, 0, 'p'},
+    {"variant", required_argument, 0, 'V'},
+    {"sizes", required_argument, 0, 's'},
+    {"iterations", required_argument, 0, 'i'},
+    {"iterations-large", required_argument, 0, OPT_ITER_LARGE},
+    {"warmup", required_argument, 0, 'w'},
+    {"warmup-large", required_argument, 0, OPT_WARM_LARGE},
+    {"large-from", required_argument, 0, OPT_LARGE_FROM},
+    {"batch", required_argument, 0, 'b'},
+    {"out", required_argument, 0, 'O'},
+    {"quiet", no_argument, 0, 'q'},
+    {"verbose", no_argument, 0, 'v'},
+    {"launch-id", required_argument, 0, OPT_LAUNCH_ID},
+    {"launch", required_argument, 0, 'L'},
+    {"np", required_argument, 0, 'n'},
+    {"rendezvous", required_argument, 0, OPT_RDV},
+    {"rendezvous-dir", required_argument, 0, OPT_RDV_DIR},
+    {"timeout", required_argument, 0, 'T'},
+    {"placement", required_argument, 0, OPT_PLACEMENT},
+    {"cpus", required_argument, 0, OPT_CPUS},
+    {"topology", no_argument, 0, OPT_TOPOLOGY},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, OPT_VERSION},
+    {0, 0, 0, 0},
+};
+
+int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->argc = argc;
+    o->argv = argv;
+    o->pattern = "pingpong";
+    o->sizes_spec = "0:4M";
+    o->iterations = 1000;
+    o->iterations_large = 100;
+    o->warmup = 100;
+    o->warmup_large = 10;
+    o->large_from = 64 * 1024;
+    o->timeout_s = 60;
+    o->nprocs = 2;
+    o->placement = "auto";
+    long v;
+    int c, rc = 0;
+    optind = 1;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":t:o:p:V:s:i:w:b:O:qvL:n:T:h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 't': o->transport = optarg; break;
+        case 'o': {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                snprintf(err, errlen, "--transport-opt expects KEY=VALUE, got '%s'", optarg);
+                rc = -EINVAL;
+                break;
+            }
+            if (o->n_topts == VS_MAX_TOPTS) {
+                snprintf(err, errlen, "too many --transport-opt (at most %d)", VS_MAX_TOPTS);
+                rc = -EINVAL;
+                break;
+            }
+            char *kv = strdup(optarg);
+            if (!kv)
+                return -ENOMEM;
+            kv[eq - optarg] = '\0';
+            o->topt_storage[o->n_topts] = kv;
+            o->topts[o->n_topts].key = kv;
+            o->topts[o->n_topts].value = kv + (eq - optarg) + 1;
+            o->n_topts++;
+            break;
+        }
+        case OPT_LIST: o->action = VS_ACTION_LIST; break;
+        case OPT_TOPOLOGY: o->action = VS_ACTION_TOPOLOGY; break;
+        case 'p': o->pattern = optarg; break;
+        case 'V': o->variant = optarg; break;
+        case 's': o->sizes_spec = optarg; break;
+        case 'i': rc = parse_count("--iterations", optarg, 1, &o->iterations, err, errlen); break;
+        case OPT_ITER_LARGE: rc = parse_count("--iterations-large", optarg, 1, &o->iterations_large, err, errlen); break;
+        case 'w': rc = parse_count("--warmup", optarg, 0, &o->warmup, err, errlen); break;
+        case OPT_WARM_LARGE: rc = parse_count("--warmup-large", optarg, 0, &o->warmup_large, err, errlen); break;
+        case OPT_LARGE_FROM:
+            if (vs_bytes_parse(optarg, &o->large_from)) {
+                snprintf(err, errlen, "--large-from expects a size such as 64K, got '%s'", optarg);
+                rc = -EINVAL;
+            }
+            break;
+        case 'b':
+            if (!strcmp(optarg, "auto"))
+                o->batch = 0;
+            else if (!(rc = parse_count("--batch", optarg, 1, &v, err, errlen)))
+                o->batch = v;
+            break;
+        case 'O': o->out = optarg; break;
+        case 'q': o->quiet = 1; break;
+        case 'v': o->verbose = 1; break;
+        case OPT_LAUNCH_ID: rc = parse_count("--launch-id", optarg, 0, &o->launch_id, err, errlen); break;
+        case 'L':
+            if (strcmp(optarg, "local")) {
+                snprintf(err, errlen, "--launch supports 'local' only (got '%s'); under mpirun, mpiexec or srun no --launch is needed", optarg);
+                rc = -EINVAL;
+            }
+            o->launch_local = 1;
+            break;
+        case 'n':
+            if (!(rc = parse_count("--np", optarg, 1, &v, err, errlen))) {
+                if (v > 1024) {
+                    snprintf(err, errlen, "--np %ld is more than 1024 ranks", v);
+                    rc = -EINVAL;
+                }
+                o->nprocs = (int)v;
+                o->nprocs_set = 1;
+            }
+            break;
+        case OPT_RDV: o->rendezvous = optarg; break;
+        case OPT_RDV_DIR: o->rendezvous_dir = optarg; break;
+        case 'T': {
+            char *end;
+            errno = 0;
+            double t = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(t > 0) || t > 86400) {
+                snprintf(err, errlen, "--timeout expects seconds in (0, 86400], got '%s'", optarg);
+                rc = -EINVAL;
+            }
+            o->timeout_s = t;
+            break;
+        }
+        case OPT_PLACEMENT: o->placement = optarg; break;
+        case OPT_CPUS: o->cpus = optarg; break;
+        case 'h': o->action = VS_ACTION_HELP; return 0;
+        case OPT_VERSION: o->action = VS_ACTION_VERSION; return 0;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+            rc = -EINVAL;
+            break;
+        default:
+            snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            rc = -EINVAL;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return -EINVAL;
+    }
+    if (o->action != VS_ACTION_RUN)
+        return 0;
+    if (!o->transport) {
+        snprintf(err, errlen, "--transport NAME is required (see --list)");
+        return -EINVAL;
+    }
+    const vs_pattern_t *pat = vs_pattern_find(o->pattern);
+    if (!pat) {
+        snprintf(err, errlen, "unknown pattern '%s' (see --help for the list)", o->pattern);
+        return -EINVAL;
+    }
+    if (!o->variant)
+        o->variant = pat->variants[0];
+    int ok = 0;
+    for (int k = 0; pat->variants[k]; k++)
+        ok |= !strcmp(pat->variants[k], o->variant);
+    if (!ok) {
+        snprintf(err, errlen, "pattern '%s' has no variant '%s'", pat->name, o->variant);
+        return -EINVAL;
+    }
+    if (!o->launch_local && o->nprocs_set) {
+        /* -n without --launch local would be silently ignored */
+        snprintf(err, errlen, "-n/--np is for --launch local; under mpirun/mpiexec/srun give the rank count to the launcher");
+        return -EINVAL;
+    }
+    if (o->launch_local && o->rendezvous) {
+        snprintf(err, errlen, "--rendezvous cannot be combined with --launch local");
+        return -EINVAL;
+    }
+    if (o->out && !*o->out) {
+        snprintf(err, errlen, "--out needs a file name");
+        return -EINVAL;
+    }
+    return vs_sizes_parse(o->sizes_spec, &o->sizes, err, errlen);
+}
+
+void vs_options_free(vs_options_t *o)
+{
+    for (size_t i = 0; i < o->n_topts; i++)
+        free(o->topt_storage[i]);
+    vs_sizes_free(&o->sizes);
+}

@@ -1,0 +1,50 @@
+/* Command line of versus-run. */
+#ifndef VS_OPTIONS_H
+#define VS_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include <versus/transport.h>
+
+#include "sizes.h"
+
+#define VS_MAX_TOPTS 32
+
+typedef enum { VS_ACTION_RUN, VS_ACTION_HELP, VS_ACTION_VERSION, VS_ACTION_LIST, VS_ACTION_TOPOLOGY } vs_action_t;
+
+typedef struct vs_options {
+    vs_action_t action;
+    const char *transport;
+    vs_kv_t topts[VS_MAX_TOPTS];
+    size_t n_topts;
+    const char *pattern;
+    const char *variant;
+    const char *sizes_spec;
+    vs_sizes_t sizes;
+    long iterations, iterations_large, warmup, warmup_large;
+    uint64_t large_from;
+    long batch;              /* 0 = auto */
+    const char *out;         /* JSONL path or NULL */
+    double timeout_s;
+    int launch_local;        /* --launch local */
+    int nprocs;              /* -n */
+    int nprocs_set;
+    const char *rendezvous;
+    const char *rendezvous_dir;
+    const char *placement;
+    const char *cpus;
+    long launch_id;
+    int quiet, verbose;
+    int argc;
+    char **argv;
+    char *topt_storage[VS_MAX_TOPTS];
+} vs_options_t;
+
+/* Parse argv.  Returns 0, or -EINVAL with a message in err (exit 2). */
+int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t errlen);
+void vs_options_free(vs_options_t *o);
+void vs_options_usage(FILE *out);
+
+#endif

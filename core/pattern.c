@@ -1,0 +1,101 @@
+#include "pattern.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const vs_pattern_t vs_pattern_pingpong;
+
+const vs_pattern_t *const vs_patterns[] = {
+    &vs_pattern_pingpong,
+    NULL,
+};
+
+const vs_pattern_t *vs_pattern_find(const char *name)
+{
+    for (const vs_pattern_t *const *p = vs_patterns; *p; p++)
+        if (!strcmp((*p)->name, name))
+            return *p;
+    return NULL;
+}
+
+int vs_run_buffer_alloc(vs_run_t *r, vs_mem_t *mem, size_t len)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t alloc = len ? len : 1;
+    alloc = (alloc + (size_t)page - 1) / (size_t)page * (size_t)page;
+    memset(mem, 0, sizeof *mem);
+    if (posix_memalign(&mem->addr, (size_t)page, alloc))
+        return vs_run_fail(r, -ENOMEM, "cannot allocate a %zu-byte buffer", alloc);
+    memset(mem->addr, 0xa5, alloc); /* touch every page before timing */
+    mem->len = alloc;
+    if (r->ops->mem_reg) {
+        int rc = r->ops->mem_reg(r->t, mem);
+        if (rc) {
+            free(mem->addr);
+            mem->addr = NULL;
+            return vs_run_fail(r, rc, "cannot register a %zu-byte buffer", alloc);
+        }
+    }
+    return 0;
+}
+
+void vs_run_buffer_free(vs_run_t *r, vs_mem_t *mem)
+{
+    if (!mem->addr)
+        return;
+    if (r->ops->mem_dereg)
+        r->ops->mem_dereg(r->t, mem);
+    free(mem->addr);
+    memset(mem, 0, sizeof *mem);
+}
+
+int vs_run_bcast_long(vs_run_t *r, long *x)
+{
+    long *all = calloc((size_t)r->size, sizeof *all);
+    if (!all)
+        return -ENOMEM;
+    int rc = r->bs->exchange(r->bs, x, all, sizeof *x);
+    if (!rc)
+        *x = all[0];
+    free(all);
+    return rc ? vs_run_fail(r, rc, "bootstrap exchange failed") : 0;
+}
+
+int vs_run_write_size(vs_run_t *r, size_t bytes, long warmup, long batch,
+                      const int64_t *samples, long n, uint64_t elapsed_ns)
+{
+    if (!r->writer)
+        return 0;
+    vs_json_t j;
+    vs_json_init(&j);
+    vs_json_obj_begin(&j);
+    vs_json_kstr(&j, "record", "size");
+    vs_json_kint(&j, "bytes", (int64_t)bytes);
+    vs_json_kint(&j, "iterations", n);
+    vs_json_kint(&j, "warmup", warmup);
+    vs_json_kint(&j, "batch", batch);
+    vs_json_key(&j, "samples_ns");
+    vs_json_arr_begin(&j);
+    for (long i = 0; i < n; i++)
+        vs_json_int(&j, samples[i]);
+    vs_json_arr_end(&j);
+    vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
+    vs_json_obj_end(&j);
+    int rc = vs_writer_record(r->writer, &j, 1);
+    vs_json_free(&j);
+    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+}
+
+int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(r->err, sizeof r->err, "%s: %s", what, strerror(rc < 0 ? -rc : rc));
+    return rc < 0 ? rc : -rc;
+}

@@ -1,0 +1,79 @@
+/* Patterns: the measurement loops, written once against the ops table. */
+#ifndef VS_PATTERN_H
+#define VS_PATTERN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <versus/transport.h>
+
+#include "json.h"
+#include "options.h"
+#include "table.h"
+#include "timer.h"
+#include "watchdog.h"
+#include "writer.h"
+
+/* Everything a pattern needs for one run. */
+typedef struct vs_run {
+    const vs_transport_ops_t *ops;
+    vs_transport_t *t;
+    vs_bootstrap_t *bs;
+    const vs_options_t *opt;
+    vs_timer_info_t timer;
+    vs_watchdog_t *wd;
+    vs_writer_t *writer;   /* rank 0 with --out, else NULL */
+    vs_table_t *table;     /* rank 0: what stdout shows at the end */
+    int rank, size;
+    char err[512];         /* why the pattern failed */
+} vs_run_t;
+
+typedef struct vs_pattern {
+    const char *name;
+    const char *summary;
+    const char *variants[4]; /* first is the default; NULL-terminated */
+    int min_ranks;
+    int (*run)(vs_run_t *r);
+} vs_pattern_t;
+
+extern const vs_pattern_t *const vs_patterns[]; /* NULL-terminated */
+const vs_pattern_t *vs_pattern_find(const char *name);
+
+/* Shared helpers for patterns (pattern.c). */
+
+/* Page-aligned, touched buffer, registered with the transport when it
+ * wants registration. */
+int vs_run_buffer_alloc(vs_run_t *r, vs_mem_t *mem, size_t len);
+void vs_run_buffer_free(vs_run_t *r, vs_mem_t *mem);
+
+/* Rank 0's value of x, on every rank (out-of-band, through the bootstrap). */
+int vs_run_bcast_long(vs_run_t *r, long *x);
+
+/* Write a "size" record (rank 0): the common fields plus samples_ns. */
+int vs_run_write_size(vs_run_t *r, size_t bytes, long warmup, long batch,
+                      const int64_t *samples, long n, uint64_t elapsed_ns);
+
+/* Record why the run failed, with the transport's words where it gave some. */
+int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Blocking send/receive through the ops table: the module's own blocking
+ * call where it has one, else post + wait. */
+static inline int vs_op_send(vs_run_t *r, const vs_mem_t *m, size_t len, int peer, uint64_t tag)
+{
+    if (r->ops->send)
+        return r->ops->send(r->t, m, len, peer, tag);
+    vs_req_t req;
+    int rc = r->ops->post_send(r->t, m, len, peer, tag, &req);
+    return rc ? rc : r->ops->wait(r->t, &req);
+}
+
+static inline int vs_op_recv(vs_run_t *r, vs_mem_t *m, size_t len, int peer, uint64_t tag)
+{
+    if (r->ops->recv)
+        return r->ops->recv(r->t, m, len, peer, tag);
+    vs_req_t req;
+    int rc = r->ops->post_recv(r->t, m, len, peer, tag, &req);
+    return rc ? rc : r->ops->wait(r->t, &req);
+}
+
+#endif

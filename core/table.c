@@ -1,0 +1,68 @@
+#include "table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, long n)
+{
+    if (n <= 0)
+        return -EINVAL;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 32;
+        vs_table_row_t *nr = realloc(t->rows, cap * sizeof *nr);
+        if (!nr)
+            return -ENOMEM;
+        t->rows = nr;
+        t->cap = cap;
+    }
+    int64_t *s = malloc((size_t)n * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    memcpy(s, rtt_ns, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_i64);
+    double total = 0;
+    for (long i = 0; i < n; i++)
+        total += (double)s[i];
+    double med = (n % 2) ? (double)s[n / 2] : 0.5 * ((double)s[n / 2 - 1] + (double)s[n / 2]);
+    long i99 = (long)(0.99 * (double)(n - 1) + 0.5);
+    vs_table_row_t *row = &t->rows[t->n++];
+    row->bytes = bytes;
+    row->median_us = med / 2 / 1e3;
+    row->min_us = (double)s[0] / 2 / 1e3;
+    row->p99_us = (double)s[i99] / 2 / 1e3;
+    row->mbps = total > 0 ? (double)bytes * (double)n / (total / 2 / 1e9) / 1e6 : 0;
+    free(s);
+    if (t->progress) {
+        fprintf(stderr, "\r  %zu/%zu sizes  %10zu B  %10.2f us  %10.2f MB/s   ",
+                t->n, t->planned, bytes, row->median_us, row->mbps);
+        if (t->n == t->planned)
+            fputc('\n', stderr);
+        fflush(stderr);
+    }
+    return 0;
+}
+
+void vs_table_print(const vs_table_t *t, FILE *out, const char *title)
+{
+    fprintf(out, "# %s\n", title);
+    fprintf(out, "# one-way latency = round trip / 2; bandwidth = bytes / one-way time (1 MB = 1e6 B)\n");
+    fprintf(out, "%-12s %14s %14s %14s %16s\n", "# Size [B]", "Median [us]", "Min [us]", "P99 [us]", "Bandwidth [MB/s]");
+    for (size_t i = 0; i < t->n; i++) {
+        const vs_table_row_t *r = &t->rows[i];
+        fprintf(out, "%-12zu %14.2f %14.2f %14.2f %16.2f\n", r->bytes, r->median_us, r->min_us, r->p99_us, r->mbps);
+    }
+    fflush(out);
+}
+
+void vs_table_free(vs_table_t *t)
+{
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}

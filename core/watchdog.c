@@ -1,0 +1,98 @@
+#include "watchdog.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "timer.h"
+
+/* The one piece of process-wide state: signal numbers arrive through a
+ * handler, which can only reach static storage. */
+static volatile sig_atomic_t vs_caught_signal;
+
+static void on_signal(int sig) { vs_caught_signal = sig; }
+
+void vs_watchdog_phase(vs_watchdog_t *wd, const char *phase, uint64_t bytes)
+{
+    atomic_store(&wd->phase, phase);
+    atomic_store(&wd->phase_bytes, bytes);
+    vs_watchdog_beat(wd);
+}
+
+static void describe(vs_watchdog_t *wd, char *buf, size_t len)
+{
+    uint64_t b = atomic_load(&wd->phase_bytes);
+    const char *ph = atomic_load(&wd->phase);
+    if (b == UINT64_MAX)
+        snprintf(buf, len, "%s", ph ? ph : "starting");
+    else
+        snprintf(buf, len, "%s, message size %llu B", ph ? ph : "measuring", (unsigned long long)b);
+}
+
+static void finish(vs_watchdog_t *wd, const char *status, const char *msg, int code)
+{
+    fprintf(stderr, "versus-run: rank %d: %s\n", wd->rank, msg);
+    vs_writer_t *w = atomic_load(&wd->writer);
+    if (w) {
+        vs_writer_end(w, status, msg);
+        fprintf(stderr, "versus-run: results measured so far are in %s\n", vs_writer_path(w));
+    }
+    fflush(stderr);
+    _exit(code);
+}
+
+static void *watch(void *arg)
+{
+    vs_watchdog_t *wd = arg;
+    uint64_t last = atomic_load(&wd->beat);
+    uint64_t since = vs_now_ns();
+    const uint64_t limit = (uint64_t)(wd->timeout_s * 1e9);
+    char what[160], msg[512];
+    for (;;) {
+        struct timespec tick = {0, 200 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+        if (vs_caught_signal) {
+            describe(wd, what, sizeof what);
+            snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s",
+                     (int)vs_caught_signal, strsignal(vs_caught_signal), what);
+            finish(wd, "interrupted", msg, 1);
+        }
+        uint64_t b = atomic_load_explicit(&wd->beat, memory_order_relaxed), now = vs_now_ns();
+        if (b != last) {
+            last = b;
+            since = now;
+        } else if (now - since > limit) {
+            describe(wd, what, sizeof what);
+            snprintf(msg, sizeof msg,
+                     "timeout: no progress for %.0f s during %s; the peer may have died or hung "
+                     "(raise --timeout for very slow transports)", wd->timeout_s, what);
+            finish(wd, "timeout", msg, 1);
+        }
+    }
+    return NULL;
+}
+
+int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank)
+{
+    wd->timeout_s = timeout_s;
+    wd->rank = rank;
+    atomic_store(&wd->phase_bytes, UINT64_MAX);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* the measuring thread never takes these: the watchdog acts on them */
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, watch, wd);
+    pthread_attr_destroy(&attr);
+    return rc ? -rc : 0;
+}

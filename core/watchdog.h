@@ -1,0 +1,31 @@
+/* Deadline for a run: a thread that ends the process with a clear error
+ * (and the end record written) when the measurement stops making progress,
+ * or when SIGINT/SIGTERM arrives. */
+#ifndef VS_WATCHDOG_H
+#define VS_WATCHDOG_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+typedef struct vs_watchdog {
+    _Atomic uint64_t beat;  /* bumped by the measuring thread */
+    _Atomic(const char *) phase; /* what is going on, for the message (static strings) */
+    _Atomic uint64_t phase_bytes; /* message size in flight, or UINT64_MAX */
+    _Atomic(vs_writer_t *) writer; /* rank 0's results file, or NULL */
+    double timeout_s;
+    int rank;
+} vs_watchdog_t;
+
+/* Start the thread and install SIGINT/SIGTERM handling.  Returns 0 or -errno. */
+int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank);
+
+static inline void vs_watchdog_beat(vs_watchdog_t *wd)
+{
+    atomic_fetch_add_explicit(&wd->beat, 1, memory_order_relaxed);
+}
+
+void vs_watchdog_phase(vs_watchdog_t *wd, const char *phase, uint64_t bytes);
+
+#endif

@@ -1,0 +1,127 @@
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct vs_writer {
+    int fd;
+    char *path;
+    pthread_mutex_t lock;
+    int ended;
+    long sizes;
+};
+
+void vs_iso8601_now(char *buf, size_t len)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
+}
+
+vs_writer_t *vs_writer_open(const char *path, char *err, size_t errlen)
+{
+    vs_writer_t *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        snprintf(err, errlen, "cannot write results to '%s': %s", path, strerror(errno));
+        free(w);
+        return NULL;
+    }
+    w->path = strdup(path);
+    pthread_mutex_init(&w->lock, NULL);
+    return w;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int put_line(vs_writer_t *w, const char *text, size_t len)
+{
+    int rc = write_all(w->fd, text, len);
+    if (!rc)
+        rc = write_all(w->fd, "\n", 1);
+    if (!rc)
+        fdatasync(w->fd);
+    return rc;
+}
+
+int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size)
+{
+    if (j->oom)
+        return -ENOMEM;
+    pthread_mutex_lock(&w->lock);
+    int rc = w->ended ? -EPIPE : put_line(w, j->buf, j->len);
+    if (!rc && is_size)
+        w->sizes++;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+int vs_writer_end(vs_writer_t *w, const char *status, const char *message)
+{
+    /* The watchdog may call this while the main thread holds the lock
+     * forever (stuck in a write): do not wait for it indefinitely. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    int locked = pthread_mutex_timedlock(&w->lock, &until) == 0;
+    int rc = 0;
+    if (!w->ended) {
+        w->ended = 1;
+        char when[40];
+        vs_iso8601_now(when, sizeof when);
+        vs_json_t j;
+        vs_json_init(&j);
+        vs_json_obj_begin(&j);
+        vs_json_kstr(&j, "record", "end");
+        vs_json_kstr(&j, "status", status);
+        vs_json_kstr(&j, "message", message ? message : "");
+        vs_json_kint(&j, "sizes_completed", w->sizes);
+        vs_json_kstr(&j, "end_time", when);
+        vs_json_obj_end(&j);
+        rc = j.oom ? -ENOMEM : put_line(w, j.buf, j.len);
+        vs_json_free(&j);
+    }
+    if (locked)
+        pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+void vs_writer_close(vs_writer_t *w)
+{
+    if (!w)
+        return;
+    vs_writer_end(w, "error", "the run ended without reporting its status");
+    close(w->fd);
+    free(w->path);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+const char *vs_writer_path(const vs_writer_t *w) { return w->path; }

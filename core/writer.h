@@ -1,0 +1,30 @@
+/* JSON Lines result file: one record per line, flushed to disk per record. */
+#ifndef VS_WRITER_H
+#define VS_WRITER_H
+
+#include <stddef.h>
+
+#include "json.h"
+
+typedef struct vs_writer vs_writer_t;
+
+/* Open (truncate) path.  Returns NULL with the reason in err. */
+vs_writer_t *vs_writer_open(const char *path, char *err, size_t errlen);
+
+/* Append the record built in j (one JSON object) and flush it to disk.
+ * Thread-safe.  Counts "size" records when is_size is set. */
+int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size);
+
+/* Write the end record once (later calls do nothing).  Thread-safe; safe to
+ * call from the watchdog while the main thread is stuck. */
+int vs_writer_end(vs_writer_t *w, const char *status, const char *message);
+
+/* Close; writes an end record with status "error" if none was written. */
+void vs_writer_close(vs_writer_t *w);
+
+const char *vs_writer_path(const vs_writer_t *w);
+
+/* ISO 8601 UTC timestamp of now. */
+void vs_iso8601_now(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,300 @@
+/* MPI transport: one source built twice, against Open MPI ("openmpi") and
+ * against MPICH ("mpich").  The module also provides the bootstrap, since an
+ * MPI job is started by its own launcher. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include <versus/transport.h>
+
+#ifndef VS_MPI_FLAVOUR
+#error "VS_MPI_FLAVOUR must be \"openmpi\" or \"mpich\""
+#endif
+
+#define IS_OPENMPI (VS_MPI_FLAVOUR[0] == 'o')
+
+_Static_assert(sizeof(MPI_Request) <= VS_REQ_BYTES, "MPI_Request must fit in vs_req_t");
+
+struct vs_transport {
+    const vs_host_t *host;
+    vs_bootstrap_t bs;
+    int rank, size;
+    int initialized_here;
+};
+
+/* Convert an MPI error code, keeping MPI's message. */
+static int mpi_fail(vs_transport_t *t, int code, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "MPI error %d", code);
+    t->host->error(t->host->core, "%s: %s", what, msg);
+    return -EIO;
+}
+
+static int mpi_library_version(char *buf, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS)
+        return -EIO;
+    /* first line only; the rest is build configuration */
+    char *nl = strchr(v, '\n');
+    if (nl)
+        *nl = '\0';
+    for (char *p = v; *p; p++)
+        if (*p == '\t')
+            *p = ' ';
+    snprintf(buf, len, "%s", v);
+    return 0;
+}
+
+/* Which launcher started us, judged from the environment, before MPI_Init
+ * can misbehave (an Open MPI process under hydra, or the reverse, would
+ * start as a singleton and wait for a peer that never comes). */
+static const char *launcher_seen(void)
+{
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK"))
+        return "openmpi";
+    if (getenv("PMI_RANK") || getenv("PMI_FD") || getenv("PMI_PORT") || getenv("HYDI_CONTROL_FD"))
+        return "mpich";
+    return NULL;
+}
+
+static int check_launcher(const vs_host_t *host)
+{
+    const char *seen = launcher_seen();
+    const char *want_cmd = IS_OPENMPI ? "mpirun.openmpi -np 2 versus-run --transport openmpi ... (or srun --mpi=pmix)"
+                                      : "mpiexec.mpich -n 2 versus-run --transport mpich ... (or srun --mpi=pmi2)";
+    if (!seen) {
+        host->error(host->core, "not started by an MPI launcher; start it with %s", want_cmd);
+        return -EINVAL;
+    }
+    if (strcmp(seen, VS_MPI_FLAVOUR)) {
+        host->error(host->core, "started by %s's launcher, but this module is built against %s; start it with %s",
+                    IS_OPENMPI ? "MPICH" : "Open MPI", IS_OPENMPI ? "Open MPI" : "MPICH", want_cmd);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int bs_barrier(vs_bootstrap_t *bs)
+{
+    (void)bs;
+    return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
+}
+
+static int bs_exchange(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
+{
+    (void)bs;
+    if (len > (size_t)0x7fffffff)
+        return -EINVAL;
+    return MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
+}
+
+static int mpi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+{
+    if (n_opts) {
+        host->error(host->core, "unknown option '%s' (the MPI transports take none: tune them with %s)",
+                    opts[0].key, IS_OPENMPI ? "OMPI_MCA_* variables or mpirun --mca" : "MPIR_CVAR_* and UCX_* variables");
+        return -EINVAL;
+    }
+    int rc = check_launcher(host);
+    if (rc)
+        return rc;
+    vs_transport_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    t->host = host;
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) {
+        int provided;
+        if ((rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided)) != MPI_SUCCESS) {
+            host->error(host->core, "MPI_Init failed (code %d)", rc);
+            free(t);
+            return -EIO;
+        }
+        t->initialized_here = 1;
+    }
+    /* errors come back as codes, not aborts, so they can be reported */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t->size);
+    t->bs = (vs_bootstrap_t){
+        .name = "mpi", .rank = t->rank, .size = t->size, .ctx = t,
+        .barrier = bs_barrier, .exchange = bs_exchange, .close = NULL,
+    };
+    *out = t;
+    return 0;
+}
+
+static void mpi_close(vs_transport_t *t)
+{
+    if (t->initialized_here)
+        MPI_Finalize();
+    free(t);
+}
+
+static int mpi_bootstrap(vs_transport_t *t, vs_bootstrap_t **out)
+{
+    *out = &t->bs;
+    return 0;
+}
+
+static int mpi_connect(vs_transport_t *t, vs_bootstrap_t *bs)
+{
+    (void)t; (void)bs;
+    return 0; /* MPI_Init connected everyone */
+}
+
+/* Read integer-valued MPI_T control variables whose names speak of
+ * thresholds, so reports can attribute protocol transitions. */
+static void add_cvar_thresholds(vs_transport_info_t *info)
+{
+    int provided, n = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    MPI_T_cvar_get_num(&n);
+    for (int i = 0; i < n && info->n_thresholds < VS_MAX_THRESHOLDS; i++) {
+        char name[256], desc[1024];
+        int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &dt, &en, desc, &desc_len, &bind, &scope) != MPI_SUCCESS)
+            continue;
+        if (bind != MPI_T_BIND_NO_OBJECT)
+            continue;
+        if (!strstr(name, "eager_limit") && !strstr(name, "EAGER_LIMIT") && !strstr(name, "rndv_thresh") &&
+            !strstr(name, "RNDV_THRESH") && !strstr(name, "EAGER_MAX_MSG_SIZE"))
+            continue;
+        if (IS_OPENMPI && !strstr(name, "btl_vader") && !strstr(name, "btl_tcp") && !strstr(name, "btl_self") &&
+            !strstr(name, "pml_ob1"))
+            continue;
+        MPI_T_cvar_handle h;
+        int count = 0;
+        if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+            continue;
+        long long v = -1;
+        if (count == 1) {
+            if (dt == MPI_INT || dt == MPI_UNSIGNED) {
+                int x;
+                if (MPI_T_cvar_read(h, &x) == MPI_SUCCESS)
+                    v = x;
+            } else if (dt == MPI_UNSIGNED_LONG || dt == MPI_LONG || dt == MPI_UNSIGNED_LONG_LONG || dt == MPI_LONG_LONG) {
+                long long x;
+                if (MPI_T_cvar_read(h, &x) == MPI_SUCCESS)
+                    v = x;
+            }
+        }
+        MPI_T_cvar_handle_free(&h);
+        if (v < 0)
+            continue;
+        vs_threshold_t *th = &info->thresholds[info->n_thresholds++];
+        snprintf(th->name, sizeof th->name, "%s", name);
+        th->bytes = v;
+    }
+    MPI_T_finalize();
+}
+
+static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
+{
+    (void)t;
+    snprintf(info->name, sizeof info->name, "%s", VS_MPI_FLAVOUR);
+    snprintf(info->library, sizeof info->library, "%s", IS_OPENMPI ? "Open MPI" : "MPICH");
+    mpi_library_version(info->version, sizeof info->version);
+    int major, minor;
+    MPI_Get_version(&major, &minor);
+    info->n_attrs = 0;
+    vs_attr_t *a = &info->attrs[info->n_attrs++];
+    snprintf(a->key, sizeof a->key, "mpi_standard");
+    snprintf(a->value, sizeof a->value, "%d.%d", major, minor);
+    if (IS_OPENMPI) {
+        const char *pml = getenv("OMPI_MCA_pml"), *btl = getenv("OMPI_MCA_btl");
+        snprintf(info->provider, sizeof info->provider, "pml=%s btl=%s", pml ? pml : "default", btl ? btl : "default");
+    } else {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int n = 0;
+        MPI_Get_library_version(v, &n);
+        const char *dev = strstr(v, "MPICH Device:");
+        if (dev) {
+            dev += strlen("MPICH Device:");
+            while (*dev == ' ' || *dev == '\t')
+                dev++;
+            snprintf(info->provider, sizeof info->provider, "%.*s", (int)strcspn(dev, "\n"), dev);
+        }
+    }
+    add_cvar_thresholds(info);
+    return 0;
+}
+
+static inline MPI_Request *req_of(vs_req_t *r) { return (MPI_Request *)r->opaque; }
+
+static int mpi_post_send(vs_transport_t *t, const vs_mem_t *m, size_t len, int peer, uint64_t tag, vs_req_t *req)
+{
+    int rc = MPI_Isend(m->addr, (int)len, MPI_BYTE, peer, (int)tag, MPI_COMM_WORLD, req_of(req));
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Isend");
+}
+
+static int mpi_post_recv(vs_transport_t *t, vs_mem_t *m, size_t len, int peer, uint64_t tag, vs_req_t *req)
+{
+    int rc = MPI_Irecv(m->addr, (int)len, MPI_BYTE, peer, (int)tag, MPI_COMM_WORLD, req_of(req));
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Irecv");
+}
+
+static int mpi_test(vs_transport_t *t, vs_req_t *req, int *done)
+{
+    int rc = MPI_Test(req_of(req), done, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Test");
+}
+
+static int mpi_wait(vs_transport_t *t, vs_req_t *req)
+{
+    int rc = MPI_Wait(req_of(req), MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Wait");
+}
+
+static int mpi_progress(vs_transport_t *t)
+{
+    int flag;
+    int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Iprobe");
+}
+
+static int mpi_send(vs_transport_t *t, const vs_mem_t *m, size_t len, int peer, uint64_t tag)
+{
+    int rc = MPI_Send(m->addr, (int)len, MPI_BYTE, peer, (int)tag, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Send");
+}
+
+static int mpi_recv(vs_transport_t *t, vs_mem_t *m, size_t len, int peer, uint64_t tag)
+{
+    int rc = MPI_Recv(m->addr, (int)len, MPI_BYTE, peer, (int)tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Recv");
+}
+
+static const vs_transport_ops_t mpi_ops = {
+    .abi = VS_TRANSPORT_ABI,
+    .size = sizeof(vs_transport_ops_t),
+    .name = VS_MPI_FLAVOUR,
+    .summary = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
+    .library_version = mpi_library_version,
+    .open = mpi_open,
+    .close = mpi_close,
+    .bootstrap = mpi_bootstrap,
+    .query = mpi_query,
+    .connect = mpi_connect,
+    .post_send = mpi_post_send,
+    .post_recv = mpi_post_recv,
+    .test = mpi_test,
+    .wait = mpi_wait,
+    .progress = mpi_progress,
+    .send = mpi_send,
+    .recv = mpi_recv,
+};
+
+VS_TRANSPORT_DEFINE(mpi_ops)
