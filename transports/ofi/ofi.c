@@ -271,9 +271,10 @@ static int vs_ofi_select(vs_transport_t *t)
     static const uint64_t caps_by_try[2] = {FI_TAGGED, FI_MSG};
     int first = t->opt_api == VS_OFI_API_PLAIN ? 1 : 0;
     int last = t->opt_api == VS_OFI_API_TAGGED ? 0 : 1;
-    const char *refused_why = NULL, *refused_name = NULL;
-    int rc = -FI_ENODATA;
-    char usable[512];
+    const char *refused_why = NULL;
+    char refused_name[64] = "", offered[256] = "", usable[512];
+    size_t offered_used = 0;
+    int rc = -FI_ENODATA, matched = 0;
 
     if (t->opt_provider && (refused_why = vs_ofi_refusal(t->opt_provider)) != NULL) {
         vs_ofi_usable_list(t, usable, sizeof(usable));
@@ -292,10 +293,23 @@ static int vs_ofi_select(vs_transport_t *t)
         if (rc != 0)
             return vs_ofi_fail(t, "fi_getinfo", rc);
         for (struct fi_info *i = list; i; i = i->next) {
+            /* Some utility providers (rxm) do not filter on these hints. */
+            const char *dom = i->domain_attr->name ? i->domain_attr->name : "";
+            const char *fab = i->fabric_attr->name ? i->fabric_attr->name : "";
+            if ((t->opt_domain && strcmp(dom, t->opt_domain)) ||
+                (t->opt_fabric && strcmp(fab, t->opt_fabric))) {
+                char one[128];
+                snprintf(one, sizeof(one), "domain=%s fabric=%s", dom, fab);
+                if (!strstr(offered, one) && offered_used + strlen(one) + 3 < sizeof(offered))
+                    offered_used += (size_t)snprintf(offered + offered_used, sizeof(offered) - offered_used,
+                                                     "%s%s", offered_used ? ", " : "", one);
+                continue;
+            }
+            matched = 1;
             const char *why = vs_ofi_refusal(i->fabric_attr->prov_name);
             if (why) {
                 refused_why = why;
-                refused_name = i->fabric_attr->prov_name;
+                snprintf(refused_name, sizeof(refused_name), "%s", i->fabric_attr->prov_name);
                 continue;
             }
             t->info = fi_dupinfo(i);
@@ -313,6 +327,14 @@ static int vs_ofi_select(vs_transport_t *t)
         t->host->error(t->host->core, "provider '%s' refused: %s (usable here: %s)",
                        refused_name, refused_why, usable);
         return -ENOTSUP;
+    }
+    if (!matched && offered_used) {
+        t->host->error(t->host->core, "provider '%s' offers no %s%s%s%s here (offered: %s)",
+                       t->opt_provider ? t->opt_provider : "any",
+                       t->opt_domain ? "domain " : "", t->opt_domain ? t->opt_domain : "",
+                       t->opt_domain && t->opt_fabric ? " in fabric " : t->opt_fabric ? "fabric " : "",
+                       t->opt_fabric ? t->opt_fabric : "", offered);
+        return -EINVAL;
     }
     if (t->opt_provider && !vs_ofi_name_known(t->opt_provider)) {
         t->host->error(t->host->core, "unknown libfabric provider '%s' (usable here: %s)",
