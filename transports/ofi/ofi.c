@@ -722,7 +722,7 @@ static int64_t vs_ofi_env_size(const char *name, int64_t dflt, int *from_env)
 static int vs_ofi_library_version(char *buf, size_t len)
 {
     uint32_t v = fi_version();
-    snprintf(buf, len, "libfabric %u.%u (built against %d.%d.%d)", FI_MAJOR(v), FI_MINOR(v),
+    snprintf(buf, len, "%u.%u (built against %d.%d.%d)", FI_MAJOR(v), FI_MINOR(v),
              FI_MAJOR_VERSION, FI_MINOR_VERSION, FI_REVISION_VERSION);
     return 0;
 }
