@@ -224,9 +224,6 @@ static int start_transport(core_t *core, const vs_options_t *o, const vs_module_
     const vs_transport_ops_t *ops = mod->ops;
     int rc;
     if (ops->bootstrap) {
-        if (o->launch_local)
-            return usage_error("this transport is started by its MPI launcher, not by --launch local "
-                               "(e.g. mpirun.openmpi -np 2 versus-run --transport openmpi)");
         if ((rc = ops->open(host, o->topts, o->n_topts, t)))
             return report(core, rc, "open");
         if ((rc = ops->bootstrap(*t, bs)))
@@ -276,8 +273,24 @@ static int run(const vs_options_t *o)
     lenv.listen_fd = -1;
     snprintf(lenv.launcher, sizeof lenv.launcher, "none");
     lenv.size = 1;
+    vs_module_t mod;
+    int rc = vs_module_load(o->transport, &mod, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "versus-run: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (o->launch_local && mod.ops->bootstrap) {
+        /* started by its own launcher: opening it here makes it say which */
+        vs_transport_t *t = NULL;
+        rc = mod.ops->open(&host, o->topts, o->n_topts, &t);
+        if (!rc) {
+            mod.ops->close(t);
+            return usage_error("this transport is started by its MPI launcher, not by --launch local");
+        }
+        return report(&core, rc, "--launch local");
+    }
     if (o->launch_local) {
-        int rc = vs_launch_local(o->nprocs, o->timeout_s, &lenv, &code);
+        rc = vs_launch_local(o->nprocs, o->timeout_s, &lenv, &code);
         if (rc == 1)
             return code; /* the launcher's own process: the ranks are done */
         if (rc < 0) {
@@ -286,12 +299,6 @@ static int run(const vs_options_t *o)
         }
     }
 
-    vs_module_t mod;
-    int rc = vs_module_load(o->transport, &mod, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "versus-run: %s\n", err);
-        return EXIT_USAGE;
-    }
     const vs_transport_ops_t *ops = mod.ops;
     const vs_pattern_t *pat = vs_pattern_find(o->pattern);
 

@@ -62,16 +62,21 @@ static int run_size(pp_t *p, size_t len, int64_t *samples)
     if ((rc = r->bs->barrier(r->bs)))
         return vs_run_fail(r, rc, "bootstrap barrier failed");
     int active = r->rank < 2;
-    uint64_t t0 = vs_now_ns();
+    /* each warm-up round trip is timed alone: their median, less one clock
+     * read, estimates the round-trip time from which auto batching picks K */
+    int64_t *probe = samples;
     for (long i = 0; active && i < warm; i++) {
+        uint64_t t0 = vs_now_ns();
         if ((rc = round_trip(p, len)))
             return vs_run_fail(r, rc, "warm-up round trip of %zu B failed", len);
+        probe[i] = (int64_t)(vs_now_ns() - t0);
         vs_watchdog_beat(r->wd);
     }
-    /* batch: fixed, or chosen by rank 0 from the warm-up's round-trip time */
     long batch = o->batch;
-    if (!batch)
-        batch = warm > 0 ? vs_timer_batch_for(&r->timer, (double)(vs_now_ns() - t0) / (double)warm, MAX_BATCH) : 1;
+    if (!batch) {
+        double rtt = warm > 0 ? (double)vs_median_i64(probe, warm) - r->timer.cost_ns : 0;
+        batch = warm > 0 ? vs_timer_batch_for(&r->timer, rtt, MAX_BATCH) : 1;
+    }
     if ((rc = vs_run_bcast_long(r, &batch)))
         return rc;
 
@@ -108,6 +113,10 @@ static int pingpong_run(vs_run_t *r)
         if (o->sizes.v[i] > max)
             max = o->sizes.v[i];
     long most = o->iterations > o->iterations_large ? o->iterations : o->iterations_large;
+    if (o->warmup > most)
+        most = o->warmup;
+    if (o->warmup_large > most)
+        most = o->warmup_large;
     int64_t *samples = calloc((size_t)most, sizeof *samples);
     int rc = samples ? 0 : vs_run_fail(r, -ENOMEM, "cannot allocate sample storage");
     if (!rc)

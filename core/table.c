@@ -10,6 +10,14 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double vs_median_i64(int64_t *v, long n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    return (n % 2) ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+}
+
 int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, long n)
 {
     if (n <= 0)
@@ -26,11 +34,10 @@ int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, lo
     if (!s)
         return -ENOMEM;
     memcpy(s, rtt_ns, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_i64);
+    double med = vs_median_i64(s, n);
     double total = 0;
     for (long i = 0; i < n; i++)
         total += (double)s[i];
-    double med = (n % 2) ? (double)s[n / 2] : 0.5 * ((double)s[n / 2 - 1] + (double)s[n / 2]);
     long i99 = (long)(0.99 * (double)(n - 1) + 0.5);
     vs_table_row_t *row = &t->rows[t->n++];
     row->bytes = bytes;

@@ -23,6 +23,9 @@ typedef struct vs_table {
  * latency is half a round trip; bandwidth = bytes moved one way / half the
  * total time. */
 int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, long n);
+/* Median of n values; reorders v. */
+double vs_median_i64(int64_t *v, long n);
+
 void vs_table_print(const vs_table_t *t, FILE *out, const char *title);
 void vs_table_free(vs_table_t *t);
 
