@@ -40,7 +40,8 @@ static int vs_env_int(const char *name, long min, long max, int *out)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < min || v > max) {
+    if (errno || end == s || *end != '\0' || !(*s == '-' || (*s >= '0' && *s <= '9')) ||
+        v < min || v > max) {
         fprintf(stderr, "versus-run: launcher environment: %s='%s' is not an integer in [%ld, %ld]\n",
                 name, s, min, max);
         return -EINVAL;
@@ -262,30 +263,29 @@ static void vs_children_signal(const pid_t *pids, const int *done, int n, int si
             kill(pids[r], sig);
 }
 
-/* Reap whatever has ended; returns how many are still running. */
+/* Reap the ranks that have ended (only ours: other children of this process
+ * are left alone); returns how many are still running. */
 static int vs_children_reap(const pid_t *pids, int *done, int *codes, int n, int killed_by_us)
 {
-    int status, alive = 0;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (int r = 0; r < n; r++) {
-            if (pids[r] != pid || done[r])
-                continue;
-            done[r] = 1;
-            if (WIFEXITED(status)) {
-                codes[r] = WEXITSTATUS(status);
-                if (codes[r] != 0)
-                    fprintf(stderr, "versus-run: rank %d exited with code %d\n", r, codes[r]);
-            } else if (WIFSIGNALED(status)) {
-                codes[r] = 1;
-                int sig = WTERMSIG(status);
-                fprintf(stderr, "versus-run: rank %d was killed by signal %d (%s)%s\n", r, sig,
-                        strsignal(sig), killed_by_us ? " after the grace period" : "");
-            }
+    int alive = 0;
+    for (int r = 0; r < n; r++) {
+        int status;
+        if (done[r] || waitpid(pids[r], &status, WNOHANG) <= 0) {
+            alive += !done[r];
+            continue;
+        }
+        done[r] = 1;
+        if (WIFEXITED(status)) {
+            codes[r] = WEXITSTATUS(status);
+            if (codes[r] != 0)
+                fprintf(stderr, "versus-run: rank %d exited with code %d\n", r, codes[r]);
+        } else {
+            int sig = WTERMSIG(status);
+            codes[r] = 1;
+            fprintf(stderr, "versus-run: rank %d was killed by signal %d (%s)%s\n", r, sig,
+                    strsignal(sig), killed_by_us ? " after the grace period" : "");
         }
     }
-    for (int r = 0; r < n; r++)
-        alive += !done[r];
     return alive;
 }
 
@@ -324,7 +324,7 @@ static int vs_children_supervise(const pid_t *pids, int *done, int *codes, int n
             }
             for (int r = 0; r < n; r++)
                 if (!done[r])
-                    fprintf(stderr, "versus-run: rank %d was still running %.0f s after another rank "
+                    fprintf(stderr, "versus-run: rank %d was still running %g s after another rank "
                             "ended; killing it\n", r, allowed);
             vs_children_signal(pids, done, n, SIGKILL);
             killed = 1;

@@ -303,7 +303,7 @@ static int vs_rank0_accept(vs_tcp_bs_t *t, int lfd, const char *key, double dead
         if (rc == -ETIMEDOUT) {
             char missing[256];
             vs_missing_ranks(t->fds, size, missing, sizeof missing);
-            snprintf(err, errlen, "rank%s %s did not connect within %.0f s (rendezvous %s)",
+            snprintf(err, errlen, "rank%s %s did not connect within %g s (rendezvous %s)",
                      waiting > 1 ? "s" : "", missing, t->timeout_s, t->where);
             return rc;
         }
@@ -475,11 +475,11 @@ static int vs_peer_connect(vs_tcp_bs_t *t, const char *rdv, const char *rdv_dir,
         }
         if (vs_expired(deadline)) {
             if (!addr[0])
-                snprintf(err, errlen, "rank %d found no rendezvous file %s within %.0f s (rank 0 "
+                snprintf(err, errlen, "rank %d found no rendezvous file %s within %g s (rank 0 "
                          "writes it; the directory must be shared by all ranks: see --rendezvous-dir)",
                          rank, path, t->timeout_s);
             else
-                snprintf(err, errlen, "rank %d could not connect to rank 0 at %s within %.0f s (%s)",
+                snprintf(err, errlen, "rank %d could not connect to rank 0 at %s within %g s (%s)",
                          rank, addr, t->timeout_s, strerror(-rc));
             return -ETIMEDOUT;
         }
@@ -519,7 +519,7 @@ static int vs_tcp_report(vs_tcp_bs_t *t, int peer, int rc, const char *what)
         fprintf(stderr, "versus-run: rank %d: rank %d closed the rendezvous connection (%s #%u)\n",
                 t->pub.rank, peer, what, t->seq);
     else if (rc == -ETIMEDOUT)
-        fprintf(stderr, "versus-run: rank %d: rank %d did not answer within %.0f s (%s #%u, rendezvous %s)\n",
+        fprintf(stderr, "versus-run: rank %d: rank %d did not answer within %g s (%s #%u, rendezvous %s)\n",
                 t->pub.rank, peer, t->timeout_s, what, t->seq, t->where);
     else if (rc == -EPROTO)
         fprintf(stderr, "versus-run: rank %d: rank %d is out of step (%s #%u): the ranks did not make "
