@@ -35,6 +35,7 @@ typedef struct vs_rank_place {
     int32_t requested_pu; /* -1: versus did not bind */
     int32_t cpu_seen;     /* sched_getcpu() right after binding */
     int32_t numa_node;    /* -1: several or unknown */
+    int32_t pid;
     char cpus_before[128], cpus_after[128], cpus_hwloc[128];
     char membind[64];
     char warnings[VS_PL_WARN]; /* '\n'-separated */
@@ -293,6 +294,7 @@ int vs_placement_apply(const vs_placement_req_t *req, vs_bootstrap_t *bs,
         goto free_placement;
     }
     me->rank = bs->rank;
+    me->pid = (int32_t)getpid();
     me->requested_pu = me->cpu_seen = me->numa_node = -1;
     vs_provenance_read(&me->prov, -1);
     char myhost[64] = {0};
@@ -435,6 +437,7 @@ void vs_placement_json(const vs_placement_t *p, vs_json_t *j)
         vs_json_obj_begin(j);
         vs_json_kint(j, "rank", rp->rank);
         vs_json_kstr(j, "host", rp->prov.host);
+        vs_json_kint(j, "pid", rp->pid);
         vs_json_kint(j, "local_rank", rp->local_rank);
         vs_json_kstr(j, "bound_by", rp->bound_by_us ? "versus" : rp->launcher_bound ? "launcher" : "none");
         vs_json_key(j, "cpus_requested");
