@@ -343,7 +343,8 @@ static int vs_ofi_select(vs_transport_t *t)
     }
     t->host->error(t->host->core,
                    "no reliable-datagram endpoint (FI_EP_RDM, %s) from provider '%s'%s%s%s%s "
-                   "on this machine: fi_getinfo: %s (no such hardware or not in this build; "
+                   "on this machine: fi_getinfo: %s (no such hardware, not in this build, or not a "
+                   "standalone provider; "
                    "usable here: %s)",
                    t->opt_api == VS_OFI_API_PLAIN ? "FI_MSG"
                    : t->opt_api == VS_OFI_API_TAGGED ? "FI_TAGGED" : "FI_TAGGED or FI_MSG",
