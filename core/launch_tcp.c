@@ -483,7 +483,8 @@ static int vs_peer_connect(vs_tcp_bs_t *t, const char *rdv, const char *rdv_dir,
                          rank, addr, t->timeout_s, strerror(-rc));
             return -ETIMEDOUT;
         }
-        vs_sleep_ms(VS_RDV_POLL_MS);
+        int left = vs_remaining_ms(deadline);
+        vs_sleep_ms(left >= 0 && left < VS_RDV_POLL_MS ? left : VS_RDV_POLL_MS);
     }
     snprintf(t->where, sizeof t->where, "%s", addr);
 
