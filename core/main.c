@@ -388,7 +388,7 @@ static int run(const vs_options_t *o)
 
     table.planned = o->sizes.n;
     table.progress = r.rank == 0 && !o->quiet && isatty(STDERR_FILENO);
-    rc = pat->run(&r);
+    rc = vs_driver_run(&r, pat);
     if (rc) {
         char msg[1200];
         const char *why = core.last_error[0] ? core.last_error : "";

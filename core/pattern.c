@@ -64,8 +64,8 @@ int vs_run_bcast_long(vs_run_t *r, long *x)
     return rc ? vs_run_fail(r, rc, "bootstrap exchange failed") : 0;
 }
 
-int vs_run_write_size(vs_run_t *r, size_t bytes, long warmup, long batch,
-                      const int64_t *samples, long n, uint64_t elapsed_ns)
+int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
+                      int64_t *const *series, long n, uint64_t elapsed_ns)
 {
     if (!r->writer)
         return 0;
@@ -77,11 +77,13 @@ int vs_run_write_size(vs_run_t *r, size_t bytes, long warmup, long batch,
     vs_json_kint(&j, "iterations", n);
     vs_json_kint(&j, "warmup", warmup);
     vs_json_kint(&j, "batch", batch);
-    vs_json_key(&j, "samples_ns");
-    vs_json_arr_begin(&j);
-    for (long i = 0; i < n; i++)
-        vs_json_int(&j, samples[i]);
-    vs_json_arr_end(&j);
+    for (int k = 0; k < VS_MAX_SERIES && p->series[k]; k++) {
+        vs_json_key(&j, k == 0 ? "samples_ns" : p->series[k]);
+        vs_json_arr_begin(&j);
+        for (long i = 0; i < n; i++)
+            vs_json_int(&j, series[k][i]);
+        vs_json_arr_end(&j);
+    }
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     vs_json_obj_end(&j);
     int rc = vs_writer_record(r->writer, &j, 1);

@@ -28,13 +28,32 @@ typedef struct vs_run {
     char err[512];         /* why the pattern failed */
 } vs_run_t;
 
+/* A pattern measures one message size at a time; the driver (driver.c)
+ * owns the size loop: order, warm-up, batch choice, records, table.
+ * All ranks call every function collectively. */
+#define VS_MAX_SERIES 4
 typedef struct vs_pattern {
     const char *name;
     const char *summary;
     const char *variants[4]; /* first is the default; NULL-terminated */
     int min_ranks;
-    int (*run)(vs_run_t *r);
+    /* Per-sample series the pattern fills, NULL-terminated; series[0] is
+     * written as "samples_ns", the others under their own names. */
+    const char *series[VS_MAX_SERIES + 1];
+    /* What one unit of series[0] is, for the table: "round trip", ... */
+    const char *unit;
+    int (*setup)(vs_run_t *r, size_t max_bytes, void **state);
+    /* n unrecorded units; *unit_ns = typical (median) time of one unit on
+     * rank 0, or 0 when unknown.  probe has room for n values. */
+    int (*warmup)(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns);
+    /* n samples of `batch` consecutive units each; rank 0 stores per-sample
+     * times (ns, batch means) in series[k][0..n). */
+    int (*measure)(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series);
+    void (*teardown)(vs_run_t *r, void *state);
 } vs_pattern_t;
+
+/* Run pattern p over r->opt's schedule (driver.c). */
+int vs_driver_run(vs_run_t *r, const vs_pattern_t *p);
 
 extern const vs_pattern_t *const vs_patterns[]; /* NULL-terminated */
 const vs_pattern_t *vs_pattern_find(const char *name);
@@ -49,9 +68,9 @@ void vs_run_buffer_free(vs_run_t *r, vs_mem_t *mem);
 /* Rank 0's value of x, on every rank (out-of-band, through the bootstrap). */
 int vs_run_bcast_long(vs_run_t *r, long *x);
 
-/* Write a "size" record (rank 0): the common fields plus samples_ns. */
-int vs_run_write_size(vs_run_t *r, size_t bytes, long warmup, long batch,
-                      const int64_t *samples, long n, uint64_t elapsed_ns);
+/* Write a "size" record (rank 0): the common fields plus each series. */
+int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
+                      int64_t *const *series, long n, uint64_t elapsed_ns);
 
 /* Record why the run failed, with the transport's words where it gave some. */
 int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
