@@ -148,7 +148,8 @@ void vs_module_unload(vs_module_t *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Probe one module in a child: "OK\t<summary>\t<version>" or "ERR\t<reason>". */
+/* Probe one module in a child: "OK\t<summary>\t<version>\t<details>" or "ERR\t<reason>";
+ * newlines in details travel as '\v'. */
 static void probe(const char *path, const char *name, char *line, size_t len)
 {
     int fds[2];
@@ -160,14 +161,23 @@ static void probe(const char *path, const char *name, char *line, size_t len)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        char err[1024], ver[512] = "", out[2048];
+        char err[1024], ver[512] = "", out[8192], details[4096] = "";
         vs_module_t m;
         if (open_path(path, RTLD_NOW | RTLD_LOCAL, name, &m, err, sizeof err))
             snprintf(out, sizeof out, "ERR\t%s", err);
         else if (m.ops->library_version(ver, sizeof ver))
             snprintf(out, sizeof out, "ERR\tloads, but cannot tell its library version");
-        else
-            snprintf(out, sizeof out, "OK\t%s\t%s", m.ops->summary ? m.ops->summary : "", ver);
+        else {
+            if (m.ops->describe && m.ops->describe(details, sizeof details))
+                details[0] = '\0';
+            for (char *p = details; *p; p++)
+                if (*p == '\n' || *p == '\t')
+                    *p = *p == '\n' ? '\v' : ' ';
+            for (char *p = ver; *p; p++)
+                if (*p == '\n' || *p == '\t')
+                    *p = ' ';
+            snprintf(out, sizeof out, "OK\t%s\t%s\t%s", m.ops->summary ? m.ops->summary : "", ver, details);
+        }
         for (char *p = out; *p; p++)
             if (*p == '\n')
                 *p = ' ';
@@ -202,12 +212,22 @@ int vs_module_list(FILE *out)
     int nd = module_dirs(dirs, MAX_DIRS);
     static char names[64][72], paths[64][PATH_MAX];
     int n = list_names(dirs, nd, names, paths, 64);
+    for (int i = 1; i < n; i++) /* by name, for a stable listing */
+        for (int k = i; k > 0 && strcmp(names[k - 1], names[k]) > 0; k--) {
+            char tn[72], tp[PATH_MAX];
+            memcpy(tn, names[k], sizeof tn);
+            memcpy(names[k], names[k - 1], sizeof tn);
+            memcpy(names[k - 1], tn, sizeof tn);
+            memcpy(tp, paths[k], sizeof tp);
+            memcpy(paths[k], paths[k - 1], sizeof tp);
+            memcpy(paths[k - 1], tp, sizeof tp);
+        }
     fprintf(out, "%-10s %-6s %s\n", "TRANSPORT", "LOADS", "LIBRARY VERSION / REASON");
     for (int i = 0; i < n; i++) {
-        char line[2048];
+        char line[8192];
         probe(paths[i], names[i], line, sizeof line);
-        char *fields[3] = {line, NULL, NULL};
-        for (int f = 1; f < 3; f++) {
+        char *fields[4] = {line, NULL, NULL, NULL};
+        for (int f = 1; f < 4; f++) {
             char *tab = fields[f - 1] ? strchr(fields[f - 1], '\t') : NULL;
             if (tab) {
                 *tab = '\0';
@@ -218,6 +238,9 @@ int vs_module_list(FILE *out)
         fprintf(out, "%-10s %-6s %s\n", names[i], ok ? "yes" : "no", ok ? (fields[2] ? fields[2] : "") : (fields[1] ? fields[1] : ""));
         if (ok && fields[1] && *fields[1])
             fprintf(out, "%-10s %-6s   %s\n", "", "", fields[1]);
+        char *save = NULL;
+        for (char *d = ok && fields[3] ? strtok_r(fields[3], "\v", &save) : NULL; d; d = strtok_r(NULL, "\v", &save))
+            fprintf(out, "%-10s %-6s   %s\n", "", "", d);
         fprintf(out, "%-10s %-6s   %s\n", "", "", paths[i]);
     }
     if (!n)

@@ -137,6 +137,10 @@ typedef struct vs_transport_ops {
      * post + wait when NULL. */
     int (*send)(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag);
     int (*recv)(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag);
+
+    /* Optional, callable without open(): extra lines for `versus-run --list`
+     * (e.g. which providers of the library are usable here), one per line. */
+    int (*describe)(char *buf, size_t len);
 } vs_transport_ops_t;
 
 typedef const vs_transport_ops_t *(*vs_transport_entry_fn)(void);
