@@ -24,26 +24,42 @@ typedef struct vs_launch_env {
     char rendezvous[256]; /* "HOST:PORT" handed down by the local launcher, or "" */
 } vs_launch_env_t;
 
-/* Fill *env from the environment of an external launcher (Open MPI's
- * OMPI_COMM_WORLD_*, MPICH hydra's PMI_RANK/PMI_SIZE, Slurm's SLURM_PROCID/
- * SLURM_NTASKS) or of the local launcher's children.  Returns 0, or -ENOENT
- * when no launcher is detected (env then says launcher "none", rank 0, size 1). */
+/* Fill *env from the environment of the local launcher's children or of a
+ * person (VERSUS_RANK, VERSUS_SIZE, VERSUS_JOB, VERSUS_RENDEZVOUS,
+ * VERSUS_LISTEN_FD), of Open MPI (OMPI_COMM_WORLD_*), of MPICH hydra
+ * (PMI_RANK/PMI_SIZE) or of Slurm (SLURM_PROCID/SLURM_NTASKS), in that order.
+ * Returns 0; -ENOENT when no launcher is detected (env then says launcher
+ * "none", rank 0, size 1); -EINVAL, with a message on stderr naming the
+ * variable, for values that are not integers, a rank >= size, a size < 1,
+ * a VERSUS_RENDEZVOUS that is not HOST:PORT or a VERSUS_LISTEN_FD that is
+ * not a listening socket.  Only reads the environment: safe to call in a
+ * process that will initialise MPI. */
 int vs_launch_env_detect(vs_launch_env_t *env);
 
-/* Embedded launcher.  Forks n ranks of this process.  In each child it
- * returns 0 with *child describing that rank.  In the parent it waits for
- * the children and returns 1 with *exit_code set (rank 0's code if it
- * failed, else the worst); a child that dies is reported on stderr, and the
- * survivors get timeout_s to finish (their own deadline) before SIGKILL.
- * Returns a negative errno if the ranks could not be started. */
+/* Embedded launcher.  Binds a listening socket on 127.0.0.1, then forks n
+ * ranks of this process.  In each child it returns 0 with *child describing
+ * that rank (rank 0 owns child->listen_fd; every rank gets child->rendezvous
+ * and the same in VERSUS_* variables); the children die with the parent.  In
+ * the parent it forwards SIGINT/SIGTERM, waits for the children and returns
+ * 1 with *exit_code set (rank 0's code if it failed, else the worst; a rank
+ * killed by a signal counts 1).  A child that fails or dies is reported on
+ * stderr; once a rank has ended, the others get timeout_s + 5 s to finish
+ * before SIGKILL.  Returns a negative errno if the ranks could not be started
+ * (-EINVAL for n outside [1, 4096]). */
 int vs_launch_local(int n, double timeout_s, vs_launch_env_t *child, int *exit_code);
 
-/* TCP rendezvous bootstrap.  Rank 0 listens (on env->listen_fd if >= 0, else
- * on `rendezvous`'s port, else on an ephemeral port whose HOST:PORT it
- * publishes as a file named after env->job_key in rdv_dir); other ranks
- * connect to `rendezvous` or to the address found in that file.  Every wait
- * is bounded by timeout_s: a peer that never arrives gives -ETIMEDOUT with
- * an explanation in err.  rendezvous and rdv_dir may be NULL. */
+/* TCP rendezvous bootstrap (launch_tcp.c), a star through rank 0.  Rank 0
+ * listens on env->listen_fd if >= 0 (and takes ownership of it), else on the
+ * port of `rendezvous` (or env->rendezvous), else on an ephemeral port whose
+ * HOST:PORT it publishes atomically in <rdv_dir>/versus-<job_key>.addr
+ * (rdv_dir NULL: the current directory), removed once every rank connected.
+ * Other ranks connect to the rendezvous address or poll for that file.  The
+ * handshake checks a magic, the rank, the size and the job key.  Under hydra
+ * the job key is replaced by the PMI KVS name, asked over PMI_FD, when the
+ * file is needed.  Every wait, here and in barrier/exchange, is bounded by
+ * timeout_s (<= 0: unbounded): a peer that never arrives gives -ETIMEDOUT
+ * with an explanation in err; barrier/exchange report on stderr, a peer
+ * that left as -ECONNRESET.  rendezvous and rdv_dir may be NULL. */
 int vs_bootstrap_tcp_create(const vs_launch_env_t *env, const char *rendezvous,
                             const char *rdv_dir, double timeout_s,
                             vs_bootstrap_t **out, char *err, size_t errlen);
