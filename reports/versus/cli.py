@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size for the run-statistics table (default: smallest common size)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=_cmd_tables)
+    from .campaign import add_parser as add_campaign
+    from .report import add_parser as add_report
+    add_campaign(sub)
+    add_report(sub)
     return p
 
 

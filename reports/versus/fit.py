@@ -113,28 +113,44 @@ def segment_costs_pelt(x, y, w, penalty, min_len=MIN_SEGMENT):
     F = np.full(m + 1, np.inf)
     F[0] = -penalty
     last = np.zeros(m + 1, dtype=np.int64)
-    cand = np.array([0], dtype=np.int64)
-    sums = np.zeros((6, 1))            # S, Sx, Sy, Sxx, Sxy, Syy per candidate
+    # Candidate starts and their running sums live in the first k columns.
+    cand = np.zeros(m + 1, dtype=np.int64)
+    S, Sx, Sy, Sxx, Sxy, Syy = (np.zeros(m + 1) for _ in range(6))
+    k = 1
     for j in range(m):
         wj, xj, yj = w[j], x[j], y[j]
-        sums += np.array([wj, wj * xj, wj * yj, wj * xj * xj, wj * xj * yj, wj * yj * yj])[:, None]
-        S, Sx, Sy, Sxx, Sxy, Syy = sums
-        vxx = Sxx - Sx * Sx / S
-        vxy = Sxy - Sx * Sy / S
-        vyy = Syy - Sy * Sy / S
+        c = cand[:k]
+        s, sx, sy = S[:k], Sx[:k], Sy[:k]
+        sxx, sxy, syy = Sxx[:k], Sxy[:k], Syy[:k]
+        s += wj
+        sx += wj * xj
+        sy += wj * yj
+        sxx += wj * xj * xj
+        sxy += wj * xj * yj
+        syy += wj * yj * yj
+        vxx = sxx - sx * sx / s
+        vxy = sxy - sx * sy / s
+        vyy = syy - sy * sy / s
         with np.errstate(divide="ignore", invalid="ignore"):
             rss = np.where(vxx > 0, vyy - vxy * vxy / vxx, vyy)
-        rss = np.maximum(rss, 0.0)
-        length = j + 1 - cand
-        ok = length >= min_len
-        total = np.where(ok, F[cand] + rss + penalty, np.inf)
+        np.maximum(rss, 0.0, out=rss)
+        ok = (j + 1 - c) >= min_len
+        base = F[c] + rss
+        total = np.where(ok, base + penalty, np.inf)
         best = int(np.argmin(total))
         F[j + 1] = total[best]
-        last[j + 1] = cand[best]
+        last[j + 1] = c[best]
         # PELT pruning: a start that cannot beat F[j+1] now never will.
-        keep = ~ok | (F[cand] + rss <= F[j + 1])
-        cand = np.append(cand[keep], j + 1)
-        sums = np.concatenate([sums[:, keep], np.zeros((6, 1))], axis=1)
+        keep = ~ok | (base <= F[j + 1])
+        if not keep.all():
+            n = int(keep.sum())
+            for arr in (cand, S, Sx, Sy, Sxx, Sxy, Syy):
+                arr[:n] = arr[:k][keep]
+            k = n
+        cand[k] = j + 1
+        for arr in (S, Sx, Sy, Sxx, Sxy, Syy):
+            arr[k] = 0.0
+        k += 1
     if not np.isfinite(F[m]):
         return [0]
     starts = []

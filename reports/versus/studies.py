@@ -26,16 +26,18 @@ def _series_params(x: np.ndarray, y: np.ndarray) -> dict:
     the mean below the first transition, bandwidth the last regime's 1/r."""
     if x.size < 2:
         return {"latency_us": float(y.mean()) / 1e3 if y.size else None,
-                "fitted_latency_us": None, "buffer_bytes": None, "bandwidth_MBps": None}
+                "fitted_latency_us": None, "buffer_bytes": None, "buffer_between_bytes": None,
+                "bandwidth_MBps": None}
     fit = fit_segmented(x, y)
     trans = classify(fit)
     first = fit.regimes[0]
     buffer_bytes = trans[0].bytes if trans else None
+    buffer_between = [trans[0].after_bytes, trans[0].before_bytes] if trans else None
     flat = y[: first.last + 1] if trans else y
     last = fit.regimes[-1]
     return {"latency_us": float(flat.mean()) / 1e3,
             "fitted_latency_us": first.s_ns / 1e3,
-            "buffer_bytes": buffer_bytes,
+            "buffer_bytes": buffer_bytes, "buffer_between_bytes": buffer_between,
             "bandwidth_MBps": 1e3 / last.r_ns_per_byte if last.r_ns_per_byte > 0 else None}
 
 

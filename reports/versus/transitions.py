@@ -73,7 +73,8 @@ def classify(fit: SegmentedFit) -> list[Transition]:
             kind, pos = "step", int(xb)
         else:
             kind = "slope"
-            pos = int(round(meet)) if meet is not None and x[A.first] <= meet <= x[B.last] else int(xb)
+            # the segmentation put xa on A's line and xb on B's: the kink lies between
+            pos = int(round(min(max(meet, xa), xb))) if meet is not None else int(xb)
         out.append(Transition(pos, int(xa), int(xb), kind, jump / 1e3, ratio))
     return out
 

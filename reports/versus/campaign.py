@@ -1,0 +1,442 @@
+"""Campaigns: a TOML file listing runs, executed one after another through the
+right launcher, each into its own JSON Lines file, with a manifest that
+records what happened to every run (ok, failed, timeout, skipped, resumed).
+
+Config layout (docs/reports.md has the full reference):
+
+    title = "..."; study = "seed000"; timeout = 300; launches = 1
+    [defaults]   pattern, variants, sizes, quick_sizes, iterations, warmup, placement,
+                 launcher, launches, extra_args, env, options
+    [[run]]      id, transport, options = {k = v}, env = {K = V}, and any default key
+    [[compare]]  a = "run id", b = "run id"
+
+A `[[run]]` with `variants = [...]` expands into one run per variant, id
+`<id>-<variant>`; `launches = N` gives N files `<id>.L<k>.jsonl`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .load import InputError
+from .progress import Progress
+
+SKIP_EXIT = 77
+MPI_TRANSPORTS = ("openmpi", "mpich")
+RUN_KEYS = {"id", "transport", "options", "env", "pattern", "variant", "variants", "sizes",
+            "quick_sizes", "iterations", "iterations_large", "warmup", "warmup_large", "placement",
+            "cpus", "launcher", "launches", "extra_args", "timeout", "np", "batch", "label"}
+TOP_KEYS = {"title", "description", "study", "timeout", "launches", "defaults", "run", "compare",
+            "scale"}
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+MANIFEST = "campaign.json"
+
+
+@dataclass
+class RunSpec:
+    """One runner call: one configuration, one launch."""
+    id: str                   # unique within the campaign, names the result file
+    config_id: str            # the [[run]] id (+ variant) shared by its launches
+    transport: str
+    pattern: str = "pingpong"
+    variant: str = "blocking"
+    options: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)
+    sizes: str = "0:4M"
+    iterations: int | None = None
+    iterations_large: int | None = None
+    warmup: int | None = None
+    warmup_large: int | None = None
+    batch: str | None = None
+    placement: str | None = None
+    cpus: str | None = None
+    launcher: str = "auto"
+    launch_id: int = 0
+    np: int = 2
+    extra_args: list = field(default_factory=list)
+    timeout: float = 300.0
+
+    @property
+    def filename(self) -> str:
+        return f"{self.id}.jsonl"
+
+
+@dataclass
+class Campaign:
+    path: str
+    title: str
+    study: str | None
+    runs: list[RunSpec]
+    compare: list[dict]
+    description: str = ""
+
+
+def _scaled(n, scale: float, floor: int):
+    if n is None:
+        return None
+    return max(floor, int(math.ceil(int(n) * scale))) if scale < 1 else int(n)
+
+
+def _check_keys(obj: dict, allowed: set, where: str) -> None:
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(allowed))})")
+
+
+def _str_map(obj, where: str) -> dict:
+    if obj is None:
+        return {}
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: must be a table of key = value")
+    return {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in obj.items()}
+
+
+def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
+    """Parse and expand a campaign file; scale < 1 reduces iterations and uses quick_sizes."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as ex:
+        raise InputError(f"{path}: cannot read: {ex.strerror or ex}") from None
+    except tomllib.TOMLDecodeError as ex:
+        raise InputError(f"{path}: not valid TOML: {ex}") from None
+    _check_keys(doc, TOP_KEYS, str(path))
+    scale = float(doc.get("scale", 1.0)) * scale
+    defaults = doc.get("defaults", {})
+    _check_keys(defaults, RUN_KEYS - {"id", "transport"} | {"transport"}, f"{path} [defaults]")
+    top_timeout = float(doc.get("timeout", 300))
+    top_launches = int(doc.get("launches", 1))
+    runs: list[RunSpec] = []
+    seen: set[str] = set()
+    entries = doc.get("run", [])
+    if not isinstance(entries, list) or not entries:
+        raise InputError(f"{path}: no [[run]] entries")
+    for i, entry in enumerate(entries):
+        where = f"{path} [[run]] #{i + 1}"
+        _check_keys(entry, RUN_KEYS, where)
+        e = {**defaults, **entry}
+        e["env"] = {**_str_map(defaults.get("env"), where), **_str_map(entry.get("env"), where)}
+        e["options"] = {**_str_map(defaults.get("options"), where), **_str_map(entry.get("options"), where)}
+        transport = e.get("transport")
+        if not transport:
+            raise InputError(f"{where}: 'transport' is required")
+        rid = str(e.get("id") or transport)
+        if not ID_RE.match(rid):
+            raise InputError(f"{where}: id {rid!r} may hold only letters, digits and _.+- "
+                             "(it names the result file)")
+        variants = e.get("variants") or [e.get("variant", "blocking")]
+        if isinstance(variants, str):
+            variants = [variants]
+        launches = int(e.get("launches", top_launches))
+        if launches < 1:
+            raise InputError(f"{where}: launches must be >= 1")
+        extra = e.get("extra_args", [])
+        if not isinstance(extra, list):
+            raise InputError(f"{where}: extra_args must be a list of strings")
+        sizes = str(e.get("quick_sizes") if scale < 1 and e.get("quick_sizes") else e.get("sizes", "0:4M"))
+        for variant in variants:
+            cid = rid if len(variants) == 1 else f"{rid}-{variant}"
+            for k in range(launches):
+                full = cid if launches == 1 else f"{cid}.L{k}"
+                if full in seen:
+                    raise InputError(f"{where}: run id {full!r} appears twice")
+                seen.add(full)
+                runs.append(RunSpec(
+                    id=full, config_id=cid, transport=str(transport),
+                    pattern=str(e.get("pattern", "pingpong")), variant=str(variant),
+                    options=dict(e["options"]), env=dict(e["env"]), sizes=sizes,
+                    iterations=_scaled(e.get("iterations"), scale, 5),
+                    iterations_large=_scaled(e.get("iterations_large"), scale, 3),
+                    warmup=_scaled(e.get("warmup"), scale, 2),
+                    warmup_large=_scaled(e.get("warmup_large"), scale, 1),
+                    batch=None if e.get("batch") is None else str(e["batch"]),
+                    placement=e.get("placement"), cpus=e.get("cpus"),
+                    launcher=str(e.get("launcher", "auto")), launch_id=k, np=int(e.get("np", 2)),
+                    extra_args=[str(a) for a in extra],
+                    timeout=float(e.get("timeout", top_timeout))))
+    compare = doc.get("compare", [])
+    for c in compare:
+        if not isinstance(c, dict) or not {"a", "b"} <= set(c):
+            raise InputError(f"{path}: each [[compare]] needs a = \"run id\" and b = \"run id\"")
+    return Campaign(str(path), str(doc.get("title", path.stem)), doc.get("study"), runs,
+                    [{"a": str(c["a"]), "b": str(c["b"])} for c in compare],
+                    str(doc.get("description", "")))
+
+
+# ---------------------------------------------------------------- the runner
+
+def find_runner(explicit: str | None = None) -> str:
+    """--runner, then $VERSUS_RUN, then PATH, then the build tree next to the sources."""
+    cands = [explicit, os.environ.get("VERSUS_RUN"), shutil.which("versus-run")]
+    root = Path(__file__).resolve().parents[2]
+    cands += [str(root / "build" / "core" / "versus-run")]
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise InputError("cannot find versus-run: give --runner PATH, set VERSUS_RUN, put it on PATH, "
+                     "or build it (meson setup build && ninja -C build)")
+
+
+@dataclass
+class RunnerInfo:
+    path: str
+    modules: dict[str, str]      # name -> "yes" or the reason it does not load
+    patterns: list[str]
+
+
+def probe_runner(path: str) -> RunnerInfo:
+    def out(args):
+        try:
+            p = subprocess.run([path, *args], capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            return p.stdout + p.stderr
+        except (OSError, subprocess.TimeoutExpired) as ex:
+            raise InputError(f"{path} {' '.join(args)}: {ex}") from None
+    modules = {}
+    for line in out(["--list"]).splitlines():
+        m = re.match(r"^(\S+)\s+(yes|no)\s*(.*)$", line)
+        if m and m.group(1) != "TRANSPORT":
+            modules[m.group(1)] = "yes" if m.group(2) == "yes" else (m.group(3).strip() or "does not load")
+    patterns, inside = [], False
+    for line in out(["--help"]).splitlines():
+        if line.strip() == "Patterns":
+            inside = True
+            continue
+        if inside:
+            m = re.match(r"^  (\w[\w-]*)\s", line)
+            if m:
+                patterns.append(m.group(1))
+            elif line and not line.startswith(" "):
+                inside = False
+    return RunnerInfo(path, modules, patterns)
+
+
+def choose_launcher(spec: RunSpec, environ: dict) -> str:
+    if spec.launcher != "auto":
+        return spec.launcher
+    if environ.get("SLURM_JOB_ID"):
+        return "srun"
+    return {"openmpi": "mpirun", "mpich": "mpiexec"}.get(spec.transport, "local")
+
+
+def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = None) -> list[str]:
+    """The full argv of one run, launcher included."""
+    environ = os.environ if environ is None else environ
+    args = [runner, "--transport", spec.transport, "--pattern", spec.pattern,
+            "--variant", spec.variant, "--sizes", spec.sizes, "--out", str(out), "--quiet",
+            "--launch-id", str(spec.launch_id)]
+    for k, v in spec.options.items():
+        args += ["--transport-opt", f"{k}={v}"]
+    for flag, val in (("--iterations", spec.iterations), ("--iterations-large", spec.iterations_large),
+                      ("--warmup", spec.warmup), ("--warmup-large", spec.warmup_large),
+                      ("--batch", spec.batch), ("--placement", spec.placement), ("--cpus", spec.cpus)):
+        if val is not None:
+            args += [flag, str(val)]
+    args += spec.extra_args
+    launcher = choose_launcher(spec, environ)
+    np_ = str(spec.np)
+    if launcher == "local":
+        if spec.transport in MPI_TRANSPORTS:
+            raise InputError(f"run {spec.id}: transport {spec.transport} needs its MPI launcher, not local")
+        return args + ["--launch", "local", "-n", np_]
+    if launcher == "mpirun":
+        cmd = ["mpirun.openmpi", "-np", np_, "--oversubscribe", "--bind-to", "none"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        for k in spec.env:
+            cmd += ["-x", k]
+        return cmd + args
+    if launcher == "mpiexec":
+        return ["mpiexec.mpich", "-n", np_] + args
+    if launcher == "srun":
+        mpi = {"openmpi": "pmix", "mpich": "pmi2"}.get(spec.transport)
+        cmd = ["srun", "-n", np_] + ([f"--mpi={mpi}"] if mpi else [])
+        return cmd + args
+    raise InputError(f"run {spec.id}: unknown launcher {launcher!r} (auto, local, mpirun, mpiexec, srun)")
+
+
+# ---------------------------------------------------------------- execution
+
+def result_status(path: Path) -> str | None:
+    """The status of a result file's end record, or None (missing, cut short, unreadable)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in reversed(lines):
+        if line.strip():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            return rec.get("status") if rec.get("record") == "end" else None
+    return None
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
+    """Run one command in its own process group; kill the group on timeout."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as ex:
+        return {"status": "failed", "rc": None, "duration_s": 0.0,
+                "stderr_tail": f"cannot start {cmd[0]}: {ex.strerror or ex}"}
+    try:
+        out, err = p.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                out, err = p.communicate(timeout=5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            out, err = "", ""
+    dur = time.monotonic() - t0
+    rc = p.returncode
+    if timed_out:
+        status = "timeout"
+    elif rc == 0:
+        status = "ok"
+    elif rc == SKIP_EXIT:
+        status = "skipped"
+    else:
+        status = "failed"
+    return {"status": status, "rc": rc, "duration_s": round(dur, 3),
+            "stderr_tail": _tail((err or "") + ("\n" + out if status != "ok" and out else ""))}
+
+
+def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
+                 stream=None, environ: dict | None = None) -> dict:
+    """Execute every run not already complete; write and return the manifest."""
+    stream = sys.stderr if stream is None else stream
+    environ = dict(os.environ if environ is None else environ)
+    environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    results.mkdir(parents=True, exist_ok=True)
+    info = probe_runner(find_runner(runner))
+    entries = []
+    bar = Progress(len(camp.runs), stream)
+    for spec in camp.runs:
+        out = results / spec.filename
+        entry = {"id": spec.id, "config_id": spec.config_id, "file": spec.filename,
+                 "transport": spec.transport, "pattern": spec.pattern, "variant": spec.variant,
+                 "options": spec.options, "env": spec.env, "launch_id": spec.launch_id}
+        note = None
+        if info.modules.get(spec.transport) != "yes":
+            note = (f"transport module '{spec.transport}' "
+                    + ("was not built" if spec.transport not in info.modules
+                       else f"does not load: {info.modules[spec.transport]}"))
+        elif info.patterns and spec.pattern not in info.patterns:
+            note = f"pattern '{spec.pattern}' is not known to this runner (knows {', '.join(info.patterns)})"
+        if note:
+            entry.update(status="skipped", note=note)
+            bar.step(spec.id, "skipped", 0.0)
+        elif result_status(out) == "ok":
+            entry.update(status="ok", resumed=True, note="complete result found; not run again")
+            bar.step(spec.id, "done before", 0.0)
+        else:
+            try:
+                cmd = build_command(spec, info.path, out.resolve(), environ)
+            except InputError as ex:
+                entry.update(status="failed", note=str(ex))
+                bar.step(spec.id, "failed", 0.0)
+                entries.append(entry)
+                continue
+            bar.start(spec.id)
+            if out.exists():
+                out.unlink()
+            res = execute(spec, cmd, {**environ, **spec.env}, spec.timeout)
+            entry.update(command=cmd, **res)
+            if res["status"] == "ok" and result_status(out) != "ok":
+                entry.update(status="failed", note="exit 0 but the result file has no 'end' record with status ok")
+            elif res["status"] == "skipped":
+                entry["note"] = "the runner says it cannot run here (exit 77)"
+            elif res["status"] == "timeout":
+                entry["note"] = f"killed after {spec.timeout:g} s"
+            bar.step(spec.id, entry["status"], res["duration_s"])
+        entries.append(entry)
+        _write_manifest(results, camp, info, entries)
+    bar.close()
+    return _write_manifest(results, camp, info, entries)
+
+
+def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: list) -> dict:
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    doc = {"campaign": camp.path, "title": camp.title, "description": camp.description,
+           "study": camp.study, "compare": camp.compare, "runner": info.path,
+           "modules": info.modules, "patterns": info.patterns, "counts": counts, "runs": entries}
+    tmp = results / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(results / MANIFEST)
+    return doc
+
+
+def scale_from(quick: bool, environ: dict | None = None) -> float:
+    environ = os.environ if environ is None else environ
+    raw = environ.get("VERSUS_CAMPAIGN_SCALE")
+    if raw:
+        try:
+            v = float(raw)
+        except ValueError:
+            raise InputError(f"VERSUS_CAMPAIGN_SCALE={raw!r} is not a number") from None
+        if not 0 < v <= 1:
+            raise InputError("VERSUS_CAMPAIGN_SCALE must be in (0, 1]")
+        return v
+    return 0.05 if quick else 1.0
+
+
+def cmd_campaign(args) -> int:
+    camp = load_campaign(args.config, scale_from(args.quick))
+    results = Path(args.results or Path("results") / Path(args.config).stem)
+    man = run_campaign(camp, results, args.runner)
+    c = man["counts"]
+    print(f"versus campaign: {len(man['runs'])} runs: "
+          + ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
+          + f"; results and manifest in {results}", file=sys.stderr)
+    for e in man["runs"]:
+        if e["status"] in ("failed", "timeout"):
+            last = (e.get("stderr_tail") or "").splitlines()[-1:] or [""]
+            print(f"  {e['status']}: {e['id']}: {e.get('note') or last[0]}", file=sys.stderr)
+    if args.report:
+        from .report import render_report
+        render_report([str(results)], Path(args.report))
+        print(f"versus campaign: report in {args.report}/index.html and {args.report}/report.tex",
+              file=sys.stderr)
+    ok = c.get("ok", 0)
+    return 0 if ok > 0 else 1
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("campaign", help="run the runs of a campaign file (TOML) and record them")
+    p.add_argument("config", metavar="CONFIG.toml")
+    p.add_argument("--results", metavar="DIR", help="result directory (default results/<config name>)")
+    p.add_argument("--report", metavar="DIR", help="render the report into DIR at the end")
+    p.add_argument("--runner", metavar="PATH", help="versus-run to use (default: $VERSUS_RUN, PATH, build/)")
+    p.add_argument("--quick", action="store_true",
+                   help="reduced repetitions and quick_sizes (or set VERSUS_CAMPAIGN_SCALE=0..1)")
+    p.set_defaults(func=cmd_campaign)

@@ -1,0 +1,128 @@
+"""Plots of the report (matplotlib, Agg): SVG text for the HTML page (fonts
+kept as text, so labels stay searchable) and PDF files for LaTeX.
+
+Inputs are the report's plain data (per-size statistics as dicts); nothing
+here computes a statistic.  Zero-byte sizes are left out of log axes.
+"""
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "versus", "font.size": 9,
+                            "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7})
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
+          "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39", "#7b4173"]
+
+
+def plain(label: str) -> str:
+    """A label drawn as text, never as mathtext."""
+    return str(label).replace("$", r"\$")
+
+
+def _svg_text(fig, prefix: str) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]
+    # ids of clip paths and glyphs must be unique within one HTML page
+    svg = re.sub(r'id="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    svg = re.sub(r'url\(#([^)]+)\)', lambda m: f'url(#{prefix}-{m.group(1)})', svg)
+    svg = re.sub(r'xlink:href="#([^"]+)"', lambda m: f'xlink:href="#{prefix}-{m.group(1)}"', svg)
+    return svg
+
+
+def _emit(fig, name: str, pdf_dir: Path | None) -> dict:
+    out = {"name": name}
+    if pdf_dir is not None:
+        path = pdf_dir / f"{name}.pdf"
+        fig.savefig(path, format="pdf", bbox_inches="tight")
+        out["pdf"] = path.name
+    out["svg"] = _svg_text(fig, name)
+    return out
+
+
+def _series(sizes: list[dict], key: str):
+    pts = [s for s in sizes if s["bytes"] > 0 and s.get(key) is not None]
+    return [s["bytes"] for s in pts], pts
+
+
+def comparison_plots(name: str, title: str, series: list[dict], floor: dict | None,
+                     pdf_dir: Path | None) -> list[dict]:
+    """Latency and bandwidth of every configuration of one pattern/variant.
+
+    series: [{label, sizes: [size dicts with median_us, median_ci_us, bandwidth_MBps, bw_ci_MBps]}];
+    floor: the shm series, drawn as the upper bound (dashed, black)."""
+    out = []
+    for kind in ("latency", "bandwidth"):
+        fig, ax = plt.subplots(figsize=(7.0, 4.2))
+        for i, s in enumerate(series):
+            is_floor = floor is not None and s is floor
+            color = "black" if is_floor else COLORS[i % len(COLORS)]
+            if kind == "latency":
+                x, pts = _series(s["sizes"], "median_us")
+                y = [p["median_us"] for p in pts]
+                lo = [(p["median_ci_us"] or [p["median_us"]] * 2)[0] for p in pts]
+                hi = [(p["median_ci_us"] or [p["median_us"]] * 2)[1] for p in pts]
+            else:
+                x, pts = _series(s["sizes"], "bandwidth_MBps")
+                y = [p["bandwidth_MBps"] for p in pts]
+                lo = [p["bw_ci_MBps"][0] for p in pts]
+                hi = [p["bw_ci_MBps"][1] for p in pts]
+            if not x:
+                continue
+            label = plain(s["label"]) + (" (floor: upper bound)" if is_floor and kind == "bandwidth"
+                                         else " (floor: lower bound)" if is_floor else "")
+            ax.plot(x, y, "--" if is_floor else "-", marker="" if is_floor else ".", ms=3,
+                    lw=1.6 if is_floor else 1.0, color=color, label=label)
+            ax.fill_between(x, lo, hi, color=color, alpha=0.18, lw=0)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("one-way latency, median (µs)" if kind == "latency"
+                      else "bandwidth, bytes / mean one-way time (MB/s)")
+        ax.set_title(plain(f"{title}: {kind}"))
+        ax.legend(loc="upper left" if kind == "latency" else "lower right", ncol=2)
+        out.append({"kind": kind, **_emit(fig, f"{name}-{kind}", pdf_dir)})
+    return out
+
+
+def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
+                transitions: list[dict], pdf_dir: Path | None = None) -> dict:
+    """One configuration: median with its CI band, mean ± 3 sigma control limits,
+    the fitted regimes and the detected transitions."""
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    x, pts = _series(sizes, "median_us")
+    if x:
+        ax.fill_between(x, [p["median_ci_us"][0] if p["median_ci_us"] else p["median_us"] for p in pts],
+                        [p["median_ci_us"][1] if p["median_ci_us"] else p["median_us"] for p in pts],
+                        color=COLORS[0], alpha=0.25, lw=0, label="median 95 % CI")
+        ax.plot(x, [p["median_us"] for p in pts], ".-", color=COLORS[0], ms=3, lw=1, label="median")
+        ax.plot(x, [max(p["ucl_us"], 1e-3) for p in pts], ":", color=COLORS[1], lw=1,
+                label="control limits (mean ± 3σ)")
+        ax.plot(x, [max(p["lcl_us"], 1e-3) for p in pts], ":", color=COLORS[1], lw=1)
+        for g in regimes:
+            xs = [b for b in x if g["from_bytes"] <= b <= g["to_bytes"]]
+            if len(xs) >= 2:
+                s_us, r = g["latency_us"], g["inverse_bandwidth_ns_per_byte"] / 1e3
+                ax.plot(xs, [max(s_us + r * b, 1e-3) for b in xs], "-", color=COLORS[2], lw=2, alpha=0.6,
+                        label="fitted T(n) = s + r·n" if g is regimes[0] else None)
+        for t in transitions:
+            if t["bytes"] > 0:
+                ax.axvline(t["bytes"], color=COLORS[4], lw=1, ls="-.")
+                ax.annotate(plain(f"{t['kind']} {t['bytes']} B"), (t["bytes"], 1), xycoords=("data", "axes fraction"),
+                            rotation=90, va="top", ha="right", fontsize=7, color=COLORS[4])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("one-way latency (µs)")
+    ax.set_title(plain(label))
+    ax.legend(loc="upper left")
+    return _emit(fig, name, pdf_dir)

@@ -1,0 +1,134 @@
+"""Jinja2 environments of the report: HTML (autoescaped) and LaTeX (its own
+delimiters, `\\VAR{...}` and `\\BLOCK{...}`, and an escaping finaliser applied to
+every value not marked safe).  Numbers reach templates as numbers; the
+filters here format them, the same way for both outputs.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup, escape
+
+from .compare import fmt_bytes
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": r"\textquotedbl{}",
+          "±": r"\textpm{}", "µ": r"\textmu{}", "μ": r"\textmu{}", "×": r"\texttimes{}",
+          "≥": r"$\geq$", "≤": r"$\leq$", "½": r"\textonehalf{}", "σ": r"$\sigma$", "·": r"$\cdot$",
+          "–": "--", "—": "---", "…": r"\dots{}", "∞": r"$\infty$", "→": r"$\to$", "\n": " ", "\t": " "}
+
+
+def latex_escape(value) -> str:
+    """Text that pdflatex prints as given; characters it cannot typeset become '?'."""
+    out = []
+    for ch in str(value):
+        if ch in _LATEX:
+            out.append(_LATEX[ch])
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        elif ch in "àáâäçèéêëìíîïñòóôöùúûüÀÁÂÄÇÈÉÊËÍÎÑÓÔÖÚÜß°":
+            out.append(ch)     # covered by LaTeX's default UTF-8 input encoding
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+def _finite(v) -> bool:
+    return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def sig(v, digits: int = 3) -> str:
+    """A number with `digits` significant figures, never in exponent form for
+    the magnitudes of this report."""
+    if not _finite(v):
+        return "–"
+    if v == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(v)))
+    dec = max(digits - 1 - mag, 0)
+    return f"{v:,.{dec}f}".replace(",", " ") if abs(v) >= 1e4 else f"{v:.{dec}f}"
+
+
+def fmt_value(v, kind: str = "text") -> str:
+    """Format one table cell.  kinds: text, int, us, mbps, bytes, pct, ratio, p,
+    and `<kind>_ci` for a (value, lo, hi) triple."""
+    if isinstance(v, dict) and "f" in v:
+        return fmt_value(v.get("v"), v["f"])
+    if kind.endswith("_ci"):
+        base = kind[:-3]
+        if not isinstance(v, (list, tuple)) or v[0] is None:
+            return "–"
+        val, lo, hi = v
+        lo_s = fmt_value(lo, base) if _finite(lo) else "–"
+        hi_s = fmt_value(hi, base) if _finite(hi) else "∞"
+        return f"{fmt_value(val, base)} [{lo_s}, {hi_s}]"
+    if v is None:
+        return "–"
+    if kind == "text":
+        return str(v)
+    if kind == "int":
+        return f"{int(v)}"
+    if kind == "bytes":
+        return fmt_bytes(int(round(v))) if _finite(v) else "–"
+    if kind in ("us", "mbps", "num"):
+        return sig(v)
+    if kind == "pct":
+        return f"{v:.0f} %" if _finite(v) else "–"
+    if kind == "ratio":
+        return f"{v:.3f}" if _finite(v) else "–"
+    if kind == "p":
+        return f"{v:.2g}" if _finite(v) else "–"
+    raise ValueError(f"unknown cell format {kind!r}")
+
+
+def _common_filters(env: jinja2.Environment) -> None:
+    env.filters["fmt"] = fmt_value
+    env.filters["sig"] = sig
+    env.filters["bytes"] = lambda v: fmt_value(v, "bytes")
+    env.filters["us"] = lambda v: fmt_value(v, "us")
+    env.filters["mbps"] = lambda v: fmt_value(v, "mbps")
+
+
+def html_env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    _common_filters(env)
+    env.filters["mark_class"] = lambda m: {"+": "faster", "-": "slower"}.get(m, "same")
+    return env
+
+
+def _latex_finalize(v):
+    if isinstance(v, Markup):
+        return v
+    return latex_escape("" if v is None else v)
+
+
+def latex_env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
+        block_start_string=r"\BLOCK{", block_end_string="}",
+        variable_start_string=r"\VAR{", variable_end_string="}",
+        comment_start_string=r"\#{", comment_end_string="}",
+        line_statement_prefix="%%", line_comment_prefix="%#",
+        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+        finalize=_latex_finalize)
+    _common_filters(env)
+    env.filters["e"] = lambda v: Markup(latex_escape(v))
+    env.filters["raw"] = Markup
+    env.filters["colspec"] = lambda cols: "".join(
+        f"p{{{c['width']}\\linewidth}}" if c.get("width") else "l" if c.get("fmt", "text") == "text" else "r"
+        for c in cols)
+    return env
+
+
+def html_safe_svg(svg: str) -> Markup:
+    """SVG produced by our own plotting code (its text is escaped by matplotlib)."""
+    return Markup(svg)
+
+
+__all__ = ["html_env", "latex_env", "latex_escape", "fmt_value", "sig", "html_safe_svg", "escape"]

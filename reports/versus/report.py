@@ -1,0 +1,376 @@
+"""`versus report RESULTS... -o DIR`: the comparison report as one
+self-contained HTML page, a LaTeX document (booktabs tables, PDF figures) and
+the raw samples as CSV.
+
+Everything shown is computed here (as plain data: numbers, lists, tables);
+the Jinja2 templates only place it and the filters in render.py format it.
+RESULTS are JSONL files or directories (a campaign's result directory: its
+*.jsonl files and its campaign.json manifest, which names configurations, the
+study and the comparisons asked for).
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import math
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .analysis import Analysis, analyse_run
+from .compare import compare_runs, fmt_bytes, launch_spread
+from .load import InputError, Run, SizeRecord, load_file
+from .report_methods import methods_section
+from .report_studies import study_section
+from .stats import SizeStats
+
+REFERENCE_TRANSPORTS = ("shm", "tcp")
+MANIFEST = "campaign.json"
+
+
+@dataclass
+class Config:
+    """One configuration: its launches pooled, analysed once."""
+    id: str
+    runs: list[Run]
+    pooled: Run
+    analysis: Analysis | None = None
+    sizes: list[dict] = field(default_factory=list)
+    entry: dict | None = None
+
+    @property
+    def transport(self) -> str:
+        return str(self.pooled.transport.get("name", "?"))
+
+    @property
+    def group(self) -> tuple[str, str]:
+        return self.pooled.pattern, self.pooled.variant
+
+
+def collect(paths: list[str]) -> tuple[list[Run], dict[str, dict], list[dict]]:
+    """Runs from files and directories; manifest entries by result file; manifests."""
+    runs: list[Run] = []
+    entries: dict[str, dict] = {}
+    manifests: list[dict] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            man = p / MANIFEST
+            if man.exists():
+                try:
+                    doc = json.loads(man.read_text(encoding="utf-8"))
+                except (OSError, json.JSONDecodeError) as ex:
+                    raise InputError(f"{man}: unreadable manifest: {ex}") from None
+                manifests.append(doc)
+                for e in doc.get("runs", []):
+                    entries[str((p / e["file"]).resolve())] = e
+            files = sorted(p.glob("*.jsonl"))
+            if not files and not man.exists():
+                raise InputError(f"{p}: no result files (*.jsonl) in this directory")
+            for f in files:
+                if f.stat().st_size == 0:
+                    continue
+                runs.extend(load_file(f))
+        else:
+            runs.extend(load_file(p))
+    return runs, entries, manifests
+
+
+def pool(runs: list[Run]) -> Run:
+    if len(runs) == 1:
+        return runs[0]
+    first = runs[0]
+    sizes: list[SizeRecord] = [s for r in runs for s in r.sizes]
+    end = next((r.end for r in runs if r.status != "ok"), first.end)
+    return Run(first.source, first.record, sizes, end, [w for r in runs for w in r.warnings])
+
+
+def _config_key(run: Run, entry: dict | None) -> str:
+    if entry and entry.get("config_id"):
+        return "id:" + entry["config_id"]
+    t = run.transport
+    return json.dumps([t.get("name"), t.get("provider"), t.get("options"), run.record.get("env", {}),
+                       run.pattern, run.variant], sort_keys=True, default=str)
+
+
+def _default_id(run: Run) -> str:
+    t = run.transport
+    parts = [str(t.get("name", "?"))] + [f"{k}={v}" for k, v in (t.get("options") or {}).items()]
+    return " ".join(parts) + (f" {run.variant}" if run.variant else "")
+
+
+def group_configs(runs: list[Run], entries: dict[str, dict]) -> list[Config]:
+    order: dict[str, list[Run]] = {}
+    ents: dict[str, dict | None] = {}
+    for r in runs:
+        e = entries.get(str(Path(r.source).resolve()))
+        k = _config_key(r, e)
+        order.setdefault(k, []).append(r)
+        ents.setdefault(k, e)
+    out = []
+    for k, rs in order.items():
+        rs.sort(key=lambda r: r.launch_id)
+        e = ents[k]
+        out.append(Config(e["config_id"] if e else _default_id(rs[0]), rs, pool(rs), entry=e))
+    ids = [c.id for c in out]
+    for c in out:                       # ambiguous default names get their source file
+        if ids.count(c.id) > 1:
+            c.id = f"{c.id} ({Path(c.pooled.source).stem})"
+    return out
+
+
+def size_dict(s: SizeStats) -> dict:
+    d = s.to_dict()
+    lo = s.mean_ns - 1.96 * s.stderr_ns
+    hi = s.mean_ns + 1.96 * s.stderr_ns
+    d["bw_ci_MBps"] = [s.bytes / hi * 1e3 if hi > 0 else None, s.bytes / lo * 1e3 if lo > 0 else None]
+    return d
+
+
+def _ci(val, ci):
+    return [val, *(ci or [None, None])]
+
+
+def summary_row(c: Config, floor: Config | None) -> dict:
+    a = c.analysis
+    first = c.sizes[0] if c.sizes else None
+    regs = a.to_dict()["regimes"] if a and a.fit else []
+    r0, rl = (regs[0], regs[-1]) if regs else (None, None)
+    peak = max((s["bandwidth_MBps"] for s in c.sizes if s["bytes"] > 0
+                and s["bandwidth_MBps"] is not None and math.isfinite(s["bandwidth_MBps"])), default=None)
+    row = {"config": c.id, "transport": c.transport,
+           "library": f"{c.pooled.transport.get('library') or ''} {c.pooled.transport.get('version') or ''}".strip(),
+           "provider": c.pooled.transport.get("provider") or "", "launches": len(c.runs),
+           "status": c.pooled.status, "latency_bytes": first["bytes"] if first else None,
+           "latency": _ci(first["median_us"], first["median_ci_us"]) if first else None,
+           "s": _ci(r0["latency_us"], r0["latency_ci_us"]) if r0 else None,
+           "bw": _ci(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"]) if rl else None,
+           "n_half": _ci(rl["n_half_bytes"], rl["n_half_ci_bytes"]) if rl else None,
+           "peak_bw": peak, "transitions": [t.label for t in a.transitions] if a else [],
+           "floor_latency_pct": None, "floor_bw_pct": None}
+    if floor is not None and floor is not c and floor.sizes and first:
+        f0 = next((s for s in floor.sizes if s["bytes"] == first["bytes"]), None)
+        if f0 and f0["median_us"] > 0:
+            row["floor_latency_pct"] = first["median_us"] / f0["median_us"] * 100
+        fpeak = max((s["bandwidth_MBps"] for s in floor.sizes if s["bytes"] > 0), default=None)
+        if fpeak and peak:
+            row["floor_bw_pct"] = peak / fpeak * 100
+    return row
+
+
+SUMMARY_COLUMNS = [
+    {"key": "config", "title": "configuration", "fmt": "text"},
+    {"key": "provider", "title": "provider", "fmt": "text"},
+    {"key": "latency", "title": "latency µs [95 % CI]", "fmt": "us_ci"},
+    {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci"},
+    {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci"},
+    {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci"},
+    {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps"},
+    {"key": "floor_latency_pct", "title": "latency, % of shm floor", "fmt": "pct"},
+    {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct"},
+    {"key": "n_transitions", "title": "transitions", "fmt": "int"},
+    {"key": "status", "title": "status", "fmt": "text"},
+]
+
+
+def detail_table(c: Config) -> dict:
+    cols = [("bytes", "size", "bytes"), ("n", "n", "int"), ("median", "median µs [95 % CI]", "us_ci"),
+            ("mean_us", "mean µs", "us"), ("std_us", "sd µs", "us"), ("p99_us", "p99 µs", "us"),
+            ("limits", "control limits µs", "text"), ("outside_limits", "outside", "int"),
+            ("normal", "normal", "text"), ("bandwidth_MBps", "MB/s", "mbps")]
+    rows = []
+    for s in c.sizes:
+        vals = {**s, "median": _ci(s["median_us"], s["median_ci_us"]),
+                "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "us_ci"},
+                "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no")}
+        rows.append([vals[k] for k, _, _ in cols])
+    return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (one-way = round trip / 2)",
+            "columns": [{"title": t, "fmt": f} for _, t, f in cols], "rows": rows}
+
+
+def regime_table(c: Config) -> dict | None:
+    if not c.analysis or not c.analysis.fit:
+        return None
+    rows = [[g["from_bytes"], g["to_bytes"], g["points"], _ci(g["latency_us"], g["latency_ci_us"]),
+             _ci(g["bandwidth_MBps"], g["bandwidth_ci_MBps"]), _ci(g["n_half_bytes"], g["n_half_ci_bytes"]),
+             g["residual_rel"] * 100]
+            for g in c.analysis.to_dict()["regimes"]]
+    return {"id": f"regimes-{c.id}", "caption": f"{c.id}: fitted regimes T(n) = s + r·n",
+            "columns": [{"title": "from", "fmt": "bytes"}, {"title": "to", "fmt": "bytes"},
+                        {"title": "points", "fmt": "int"}, {"title": "s µs [95 % CI]", "fmt": "us_ci"},
+                        {"title": "1/r MB/s [95 % CI]", "fmt": "mbps_ci"},
+                        {"title": "n½ [95 % CI]", "fmt": "bytes_ci"},
+                        {"title": "residual %", "fmt": "num"}], "rows": rows}
+
+
+def _geo_mean_median(c: Config, common: set[int]) -> float:
+    v = [s["median_us"] for s in c.sizes if s["bytes"] in common and s["median_us"] > 0]
+    return float(np.exp(np.mean(np.log(v)))) if v else math.inf
+
+
+def comparison_doc(a: Config, b: Config, why: str) -> dict:
+    cmp = compare_runs([a.pooled], [b.pooled]).to_dict()
+    rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
+             {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_adjusted"]]
+            for s in cmp["sizes"]]
+    return {"a": a.id, "b": b.id, "why": why,
+            "statements": [{"mark": r["mark"], "text": r["text"].replace(cmp["a_label"], a.id)
+                            .replace(cmp["b_label"], b.id)} for r in cmp["regimes"]],
+            "table": {"id": f"cmp-{a.id}-{b.id}", "caption": f"{a.id} (A) against {b.id} (B), size by size",
+                      "columns": [{"title": "", "fmt": "text"}, {"title": "size", "fmt": "bytes"},
+                                  {"title": "A µs", "fmt": "us"}, {"title": "B µs", "fmt": "us"},
+                                  {"title": "A/B [95 % CI]", "fmt": "text"},
+                                  {"title": "A faster %", "fmt": "num"}, {"title": "p (Holm)", "fmt": "p"}],
+                      "rows": rows}}
+
+
+def group_comparisons(configs: list[Config], pairs: list[dict]) -> list[dict]:
+    out = []
+    by_id = {c.id: c for c in configs}
+    for p in pairs:
+        a, b = by_id.get(p["a"]), by_id.get(p["b"])
+        if a and b and a.group == b.group and a.sizes and b.sizes:
+            out.append(comparison_doc(a, b, "asked for in the campaign"))
+    if len(configs) < 2:
+        return out
+    libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes] or \
+        [c for c in configs if c.sizes]
+    if len(libs) < 2:
+        return out
+    common = set.intersection(*({s["bytes"] for s in c.sizes} for c in libs))
+    fastest = min(libs, key=lambda c: _geo_mean_median(c, common))
+    for c in libs:
+        if c is not fastest:
+            out.append(comparison_doc(c, fastest, "against the fastest library configuration "
+                                      "(lowest geometric mean of medians over common sizes)"))
+    return out
+
+
+def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict],
+                pdf_dir: Path | None, study: str | None = None, pairs: list[dict] | None = None,
+                title: str | None = None) -> dict:
+    from . import plots
+    if not runs:
+        raise InputError("no runs to report on")
+    configs = group_configs(runs, entries)
+    for c in configs:
+        c.analysis = analyse_run(c.pooled) if c.pooled.sizes else None
+        c.sizes = [size_dict(s) for s in c.analysis.sizes] if c.analysis else []
+    study = study or next((m.get("study") for m in manifests if m.get("study")), None)
+    pairs = (pairs or []) + [p for m in manifests for p in m.get("compare", [])]
+    groups = []
+    for key in dict.fromkeys(c.group for c in configs):
+        members = [c for c in configs if c.group == key]
+        floor = next((c for c in members if c.transport == "shm" and c.sizes), None)
+        rows = []
+        for c in members:
+            r = summary_row(c, floor)
+            r["n_transitions"] = len(r["transitions"])
+            rows.append(r)
+        gname = f"{key[0]}-{key[1]}".strip("-") or "runs"
+        series = [{"label": c.id, "sizes": c.sizes} for c in members if c.sizes]
+        fl = next((s for s in series if floor is not None and s["label"] == floor.id), None)
+        groups.append({
+            "id": gname, "pattern": key[0], "variant": key[1], "floor": floor.id if floor else None,
+            "summary": {"id": f"summary-{gname}", "caption": f"{key[0]} {key[1]}: summary",
+                        "columns": SUMMARY_COLUMNS, "rows": [[r[k["key"]] for k in SUMMARY_COLUMNS] for r in rows]},
+            "rows": rows,
+            "plots": plots.comparison_plots(f"fig-{gname}", f"{key[0]} {key[1]}", series, fl, pdf_dir)
+            if series else [],
+            "comparisons": group_comparisons(members, pairs),
+            "details": [{"id": c.id, "status": c.pooled.status, "warnings": c.pooled.warnings,
+                         "table": detail_table(c), "regimes": regime_table(c),
+                         "transitions": [t.to_dict() for t in c.analysis.transitions] if c.analysis else [],
+                         "unmatched": c.analysis.unmatched_thresholds if c.analysis else [],
+                         "spread": launch_spread(c.runs) if len(c.runs) > 1 else [],
+                         "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
+                                                   c.analysis.to_dict()["regimes"] if c.analysis else [],
+                                                   [t.to_dict() for t in c.analysis.transitions]
+                                                   if c.analysis else [], None) if c.sizes else None}
+                        for i, c in enumerate(members)],
+        })
+    not_run = [e for m in manifests for e in m.get("runs", []) if e.get("status") != "ok"]
+    return {
+        "title": title or next((m.get("title") for m in manifests if m.get("title")), None) or "versus report",
+        "description": next((m.get("description") for m in manifests if m.get("description")), ""),
+        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "n_runs": len(runs), "n_configs": len(configs), "groups": groups,
+        "not_run": [{"id": e["id"], "status": e["status"], "transport": e.get("transport", ""),
+                     "note": e.get("note") or "", "stderr_tail": e.get("stderr_tail") or ""} for e in not_run],
+        "methods": methods_section(configs, _software()),
+        "study": study_section(study, configs) if study else None,
+    }
+
+
+def _software() -> list[list[str]]:
+    import jinja2
+    import matplotlib
+    import scipy
+    return [["versus analysis", __version__], ["Python", platform.python_version()],
+            ["NumPy", np.__version__], ["SciPy", scipy.__version__], ["Jinja2", jinja2.__version__],
+            ["Matplotlib", matplotlib.__version__]]
+
+
+def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path) -> int:
+    n = 0
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["run_id", "config", "source", "transport", "provider", "options", "pattern", "variant",
+                    "launch_id", "bytes", "batch", "sample_index", "rtt_ns", "one_way_ns"])
+        for r in runs:
+            e = entries.get(str(Path(r.source).resolve()))
+            t = r.transport
+            head = [r.record.get("run_id", ""), e["config_id"] if e else _default_id(r), Path(r.source).name,
+                    t.get("name", ""), t.get("provider", ""),
+                    ";".join(f"{k}={v}" for k, v in (t.get("options") or {}).items()),
+                    r.pattern, r.variant, r.launch_id]
+            for s in r.sizes:
+                for i, v in enumerate(s.samples_ns.tolist()):
+                    w.writerow(head + [s.bytes, s.batch, i, v, v / 2])
+                    n += 1
+    return n
+
+
+def render_report(paths: list[str], out: Path, study: str | None = None,
+                  pairs: list[dict] | None = None, title: str | None = None) -> dict:
+    from .render import html_env, latex_env
+    runs, entries, manifests = collect(paths)
+    out.mkdir(parents=True, exist_ok=True)
+    model = build_model(runs, entries, manifests, out, study, pairs, title)
+    html = html_env().get_template("report.html.j2").render(m=model)
+    (out / "index.html").write_text(html, encoding="utf-8")
+    tex = latex_env().get_template("report.tex.j2").render(m=model)
+    (out / "report.tex").write_text(tex, encoding="utf-8")
+    model["samples"] = write_samples_csv(runs, entries, out / "samples.csv")
+    return model
+
+
+def cmd_report(args) -> int:
+    pairs = []
+    for p in args.compare or []:
+        a, sep, b = p.partition(",")
+        if not sep:
+            raise InputError(f"--compare {p!r}: expected A_ID,B_ID")
+        pairs.append({"a": a, "b": b})
+    model = render_report(args.results, Path(args.output), args.study, pairs, args.title)
+    print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
+          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv "
+          f"({model['samples']} samples)", file=sys.stderr)
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="render the HTML and LaTeX report and the samples CSV")
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="result files or campaign result directories")
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--study", help="show this seed study's section (seed000 ... seed004)")
+    p.add_argument("--compare", action="append", metavar="A_ID,B_ID", help="compare these configurations")
+    p.add_argument("--title")
+    p.set_defaults(func=cmd_report)
+
+
+__all__ = ["render_report", "build_model", "collect", "fmt_bytes"]

@@ -1,0 +1,168 @@
+"""Report sections of the seed studies: each study's table in its own layout,
+computed with versus.studies from the campaign's configurations.
+
+A campaign names its study (`study = "seed000"`); the section picks the
+configurations it needs by their shape: single-size runs feed the run
+statistics tables (seeds 001, 004), multi-size runs the sweeps.
+"""
+from __future__ import annotations
+
+from .analysis import analyse_run
+from .compare import compare_runs
+from .studies import control_limits, run_statistics, variant_table
+
+TITLES = {
+    "seed000": "Seed 000: blocking vs non-blocking receive (latency, buffer size, bandwidth)",
+    "seed001": "Seed 001: one integer, same box, and the 1..10000-integer staircase",
+    "seed002": "Seed 002: double buffering, control limits",
+    "seed003": "Seed 003: mpptest ranges (short, mid-size, rendezvous)",
+    "seed004": "Seed 004: two integers (Table 1.1) and the packet-size sweep",
+}
+
+
+def _table(tid, caption, columns, rows, notes=None):
+    return {"id": tid, "caption": caption, "columns": [{"title": t, "fmt": f} for t, f in columns],
+            "rows": rows, "notes": notes or []}
+
+
+def _single(configs):
+    return [c for c in configs if len(c.pooled.sizes_by_bytes()) == 1]
+
+
+def _sweeps(configs):
+    return [c for c in configs if len(c.pooled.sizes_by_bytes()) > 1]
+
+
+def seed000(configs) -> dict:
+    runs = [c.pooled for c in _sweeps(configs)]
+    v = variant_table(runs)
+    names = [c.id for c in _sweeps(configs)]
+    metrics = [("Send latency (µs)", "send_latency_us", "us"), ("Receive latency (µs)", "receive_latency_us", "us"),
+               ("Send buffer size (bytes)", "send_buffer_bytes", "bytes"),
+               ("Receive buffer size (bytes)", "receive_buffer_bytes", "bytes"),
+               ("Send bandwidth (bytes/µs)", "send_bandwidth_MBps", "mbps"),
+               ("Receive bandwidth (bytes/µs)", "receive_bandwidth_MBps", "mbps")]
+    rows = [[label] + [{"v": r[key], "f": f} for r in v] for label, key, f in metrics]
+    notes = sorted({f"{r['run']}: {r['source']}" for r in v})
+    notes.append("Latency: mean of the medians below the first detected transition (the buffer size); "
+                 "bandwidth: 1/r of the last fitted regime.")
+    tables = [_table("seed000", "Blocking vs non-blocking (layout of the seed's results table)",
+                     [("", "text")] + [(n, "text") for n in names], rows, notes)]
+    statements = []
+    if len(runs) == 2:
+        cmp = compare_runs([runs[1]], [runs[0]])
+        statements = [r.text.replace(cmp.a_label, names[1]).replace(cmp.b_label, names[0])
+                      for r in cmp.regimes]
+    return {"tables": tables, "statements": statements}
+
+
+def _runstats_table(tid, caption, cfgs, nbytes=None):
+    runs = [r for c in cfgs for r in c.runs]
+    st = run_statistics(runs, nbytes)
+    rows = [[f"{d['run']} #{d['launch_id']}", d["n"], d["min"], d["max"], d["mean"], d["median"], d["std"],
+             d["stderr"]] for d in st["runs"]]
+    a = st["across_runs"]
+    rows.append(["across runs (per-run means)", a["n"], a["min"], a["max"], a["mean"], a["median"], a["std"],
+                 a["stderr"]])
+    cols = [("run", "text"), ("n", "int"), ("min µs", "us"), ("max µs", "us"), ("mean µs", "us"),
+            ("median µs", "us"), ("sd µs", "us"), ("std error µs", "us")]
+    res = None
+    if a["n"]:
+        res = (f"average round trip of {st['bytes']} B: {a['mean']:.3g} ± {a['stderr']:.2g} µs "
+               f"(mean ± standard error of {a['n']} runs)")
+    return _table(tid, caption + f" — round trip of {st['bytes']} B", cols, rows), res
+
+
+def _transitions_table(tid, caption, cfgs, min_bytes=0):
+    rows = []
+    for c in cfgs:
+        a = analyse_run(c.pooled, min_bytes=min_bytes)
+        for t in a.transitions:
+            rows.append([c.id, t.kind, t.bytes, t.after_bytes, t.before_bytes, t.jump_us * 2, t.label])
+        for sc in a.staircases:
+            rows.append([c.id, "staircase", sc.first_bytes, sc.first_bytes, sc.last_bytes,
+                         sc.step_height_us * 2, f"period {sc.period_bytes:.0f} B, {sc.steps} steps"])
+    return _table(tid, caption, [("configuration", "text"), ("kind", "text"), ("at", "bytes"),
+                                 ("after", "bytes"), ("before", "bytes"), ("jump (round trip) µs", "us"),
+                                 ("attribution", "text")], rows)
+
+
+def _regimes_table(tid, caption, cfgs, min_bytes=0):
+    rows = []
+    for c in cfgs:
+        a = analyse_run(c.pooled, min_bytes=min_bytes)
+        for g in a.to_dict()["regimes"]:
+            rows.append([c.id, g["from_bytes"], g["to_bytes"], [g["latency_us"], *g["latency_ci_us"]],
+                         [g["bandwidth_MBps"], *(g["bandwidth_ci_MBps"] or [None, None])],
+                         [g["n_half_bytes"], *(g["n_half_ci_bytes"] or [None, None])]])
+    return _table(tid, caption, [("configuration", "text"), ("from", "bytes"), ("to", "bytes"),
+                                 ("s µs [95 % CI]", "us_ci"), ("1/r MB/s [95 % CI]", "mbps_ci"),
+                                 ("n½ [95 % CI]", "bytes_ci")], rows)
+
+
+def seed001(configs) -> dict:
+    tables, statements = [], []
+    if _single(configs):
+        t, res = _runstats_table("seed001-runs", "Runs of one integer, same box (Tables 1 and 2)", _single(configs))
+        tables.append(t)
+        statements += [res] if res else []
+    if _sweeps(configs):
+        tables.append(_transitions_table("seed001-stairs", "Staircase: where one more integer changes the time",
+                                         _sweeps(configs)))
+    return {"tables": tables, "statements": statements}
+
+
+def seed002(configs) -> dict:
+    tables, statements = [], []
+    for c in configs:
+        cl = control_limits([c.pooled])[0]
+        rows = [[s["bytes"], s["n"], s["mean_us"], s["std_us"], s["lcl_us"], s["ucl_us"], s["outside"]]
+                for s in cl["sizes"]]
+        tables.append(_table(f"seed002-{c.id}", f"{c.id}: time to receive and process two buffers",
+                             [("size", "bytes"), ("samples", "int"), ("mean µs", "us"), ("sd µs", "us"),
+                              ("lower limit µs", "us"), ("upper limit µs", "us"), ("outside", "int")], rows))
+    if len(configs) >= 2:
+        for c in configs[1:]:
+            cmp = compare_runs([c.pooled], [configs[0].pooled])
+            statements += [r.text.replace(cmp.a_label, c.id).replace(cmp.b_label, configs[0].id)
+                           for r in cmp.regimes]
+    return {"tables": tables, "statements": statements}
+
+
+def seed003(configs) -> dict:
+    cfgs = _sweeps(configs)
+    return {"tables": [
+        _regimes_table("seed003-all", "Fitted regimes over every size", cfgs),
+        _regimes_table("seed003-skip", "Fitted regimes leaving out sizes below 200 B (the seed's advice)",
+                       cfgs, min_bytes=200),
+        _transitions_table("seed003-trans", "Transitions (steps: e.g. the rendezvous jump; slope changes)", cfgs)],
+        "statements": []}
+
+
+def seed004(configs) -> dict:
+    tables, statements = [], []
+    if _single(configs):
+        t, res = _runstats_table("seed004-runs", "Two integers, one box (Table 1.1 layout)", _single(configs))
+        tables.append(t)
+        statements += [res] if res else []
+    if _sweeps(configs):
+        tables.append(_regimes_table("seed004-regimes", "Packet-size sweep: fitted regimes", _sweeps(configs)))
+        tables.append(_transitions_table("seed004-stairs", "Packet-size sweep: steps and staircases",
+                                         _sweeps(configs)))
+    return {"tables": tables, "statements": statements}
+
+
+SECTIONS = {"seed000": seed000, "seed001": seed001, "seed002": seed002, "seed003": seed003, "seed004": seed004}
+
+
+def study_section(study: str, configs) -> dict:
+    fn = SECTIONS.get(study)
+    usable = [c for c in configs if c.pooled.sizes]
+    if fn is None:
+        return {"id": study, "title": f"Study {study}", "tables": [],
+                "statements": [f"no report section is known for study '{study}' "
+                               f"(known: {', '.join(SECTIONS)})"]}
+    if not usable:
+        return {"id": study, "title": TITLES[study], "tables": [],
+                "statements": ["no usable results for this study (see the runs not measured)"]}
+    return {"id": study, "title": TITLES[study], **fn(usable)}

@@ -1,0 +1,97 @@
+"""Models: the segmented Hockney fit recovers known parameters, breakpoints,
+steps and staircases from synthetic runs (2 % noise, 1 % outliers)."""
+import numpy as np
+import pytest
+
+import synth
+from versus.analysis import analyse_run
+from versus.fit import fit_segmented
+
+DENSE = list(range(0, 12000, 64))
+
+
+def test_single_regime_recovers_latency_and_bandwidth_within_3_percent(make_run):
+    a = analyse_run(make_run(synth.hockney(2000, 0.1), synth.pow2(1 << 20), count=100, seed=2))
+    assert len(a.fit.regimes) == 1 and not a.transitions
+    g = a.fit.regimes[0].summary()
+    assert g["latency_us"] == pytest.approx(2.0, rel=0.03)
+    assert g["bandwidth_MBps"] == pytest.approx(1e4, rel=0.03)
+    assert g["n_half_bytes"] == pytest.approx(20000, rel=0.06)
+    assert g["latency_ci_us"][0] < g["latency_us"] < g["latency_ci_us"][1]
+
+
+def test_latency_ci_covers_the_true_value_most_of_the_time(make_run):
+    cover = 0
+    reps = 30
+    for seed in range(reps):
+        a = analyse_run(make_run(synth.hockney(2000, 0.1), DENSE, count=40, seed=seed))
+        lo, hi = a.fit.regimes[0].summary()["latency_ci_us"]
+        cover += lo <= 2.0 <= hi
+    assert cover >= 0.8 * reps
+
+
+def test_slope_change_is_found_within_two_grid_steps_and_called_slope(make_run):
+    model = synth.piecewise((0, synth.hockney(2000, 0.5)), (4000, synth.hockney(2000 - 0.3 * 4000, 0.8)))
+    a = analyse_run(make_run(model, DENSE, count=60, seed=3))
+    assert len(a.fit.regimes) == 2
+    (t,) = a.transitions
+    assert t.kind == "slope"
+    assert abs(t.bytes - 4000) <= 128
+    r0, r1 = (g.r_ns_per_byte for g in a.fit.regimes)
+    assert r0 == pytest.approx(0.5, rel=0.05) and r1 == pytest.approx(0.8, rel=0.05)
+
+
+def test_step_at_a_known_size_is_found_called_step_and_attributed(make_run):
+    model = synth.piecewise((0, synth.hockney(2000, 0.5)), (6000, synth.hockney(5000, 0.3)))
+    a = analyse_run(make_run(model, DENSE, count=60, seed=4, thresholds={"eager_limit": 6000,
+                                                                        "unused_limit": 100000}))
+    (t,) = a.transitions
+    assert t.kind == "step"
+    assert t.after_bytes < 6000 <= t.before_bytes          # within one grid step
+    assert t.threshold == "eager_limit" and t.configured_bytes == 6000
+    assert "eager_limit, configured 6000, detected 6016" in t.label
+    assert a.unmatched_thresholds == [{"name": "unused_limit", "configured_bytes": 100000}]
+
+
+def test_rendezvous_step_on_powers_of_two_with_a_different_small_message_regime(make_run):
+    # seed 003: the first bytes behave differently; a jump at 8 KiB
+    model = synth.piecewise((0, synth.hockney(1500, 0.0)), (128, synth.hockney(1800, 0.10)),
+                            (8192, synth.hockney(4000, 0.08)))
+    a = analyse_run(make_run(model, synth.pow2(1 << 20), count=100, seed=5,
+                             thresholds={"rndv_thresh": 8192}))
+    steps = {t.bytes: t for t in a.transitions if t.kind == "step"}
+    assert 8192 in steps and steps[8192].configured_bytes == 8192
+    last = a.fit.regimes[-1].summary()
+    assert last["bandwidth_MBps"] == pytest.approx(12500, rel=0.03)
+    assert last["latency_us"] == pytest.approx(4.0, rel=0.05)
+    assert a.fit.regimes[0].to_bytes < 128       # the small-message regime is separate
+
+
+def test_staircase_period_is_recovered_within_half_a_percent(make_run):
+    model = synth.staircase(30000, 0.01, 1448, 20000)
+    a = analyse_run(make_run(model, list(range(4, 12000, 8)), count=30, seed=6))
+    (sc,) = a.staircases
+    assert sc.period_bytes == pytest.approx(1448, rel=0.005)
+    assert sc.period_ci_bytes[0] <= 1448 <= sc.period_ci_bytes[1]
+    assert sc.steps == 8 and sc.step_height_us == pytest.approx(20.0, rel=0.05)
+    assert all(t.kind == "step" and "staircase" in t.label for t in a.transitions)
+
+
+def test_staircase_with_a_missed_step_keeps_its_period():
+    x = np.arange(4, 12000, 8).astype(float)
+    y = 30000 + 0.01 * x + 20000 * (x // 1448)
+    y[(x >= 4344) & (x < 5792)] -= 20000 * 0       # nothing removed: sanity of the noiseless case
+    fit = fit_segmented(x, y * (1 + 0.005 * np.random.default_rng(1).standard_normal(x.size)))
+    from versus.transitions import classify, find_staircases
+    tr = classify(fit)
+    tr = [t for i, t in enumerate(tr) if i != 3]    # drop one detected step
+    (sc,) = find_staircases(tr)
+    assert sc.period_bytes == pytest.approx(1448, rel=0.005)
+
+
+def test_pure_noise_on_a_line_gives_no_transition(make_run):
+    hits = 0
+    for seed in range(20):
+        a = analyse_run(make_run(synth.hockney(3000, 0.2), DENSE, count=30, seed=100 + seed))
+        hits += len(a.transitions)
+    assert hits <= 2

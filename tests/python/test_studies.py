@@ -1,0 +1,59 @@
+"""Seed-study tables as data."""
+import numpy as np
+import pytest
+
+import synth
+from versus.studies import control_limits, run_statistics, variant_table
+
+POW2 = [1 << k for k in range(0, 17)]     # 1 .. 64 KiB (seed 000 went to 4 KiB)
+
+
+def knee(lat_ns, buf, r):
+    return lambda n: lat_ns if n < buf else lat_ns + r * (n - buf)
+
+
+def test_variant_table_uses_send_and_receive_times_when_the_records_carry_them(make_run):
+    run = make_run(synth.hockney(5000, 0.0), POW2, count=160, seed=1, variant="nonblocking",
+                   extra={"send_ns": knee(310e3, 1024, 1.8), "recv_ns": knee(434e3, 256, 21.0)})
+    (row,) = variant_table([run])
+    assert row["source"].startswith("send_ns")
+    # extras are drawn like round trips (2x), so the table sees twice the model
+    assert row["send_latency_us"] == pytest.approx(620, rel=0.02)
+    assert row["receive_latency_us"] == pytest.approx(868, rel=0.02)
+    # the knee is a slope change, located between two measured sizes
+    for side, knee_at in (("send", 1024), ("receive", 256)):
+        lo, hi = row[f"{side}_buffer_between_bytes"]
+        assert lo <= knee_at <= hi and hi <= 2 * lo
+    assert row["send_bandwidth_MBps"] == pytest.approx(1 / 3.6 * 1e3, rel=0.05)
+    assert row["receive_bandwidth_MBps"] == pytest.approx(1 / 42 * 1e3, rel=0.05)
+
+
+def test_variant_table_falls_back_to_one_way_ping_pong_time(make_run):
+    run = make_run(knee(300e3, 1024, 2.0), POW2, count=160, seed=2, variant="blocking")
+    (row,) = variant_table([run])
+    assert "round trip / 2" in row["source"]
+    assert row["send_latency_us"] == row["receive_latency_us"] == pytest.approx(300, rel=0.02)
+    lo, hi = row["send_buffer_between_bytes"]
+    assert lo <= 1024 <= hi and lo <= row["send_buffer_bytes"] <= hi
+    assert row["send_bandwidth_MBps"] == pytest.approx(500, rel=0.05)
+
+
+def test_run_statistics_across_launches(make_run):
+    runs = [make_run(synth.hockney(560 * f, 0), [8], count=50, seed=i, launch_id=i)
+            for i, f in enumerate([1.0, 1.1, 0.95])]
+    rs = run_statistics(runs)
+    assert rs["bytes"] == 8 and len(rs["runs"]) == 3
+    means = [d["mean"] for d in rs["runs"]]
+    assert rs["across_runs"]["mean"] == pytest.approx(np.mean(means))
+    assert rs["across_runs"]["stderr"] == pytest.approx(np.std(means, ddof=1) / np.sqrt(3))
+    assert all(d["min"] <= d["median"] <= d["max"] for d in rs["runs"])
+
+
+def test_control_limits_are_mean_plus_minus_three_sigma_of_the_samples(make_run):
+    run = make_run(synth.hockney(10000, 0.1), [16384, 65536], count=20, seed=3)
+    (tab,) = control_limits([run])
+    for row, s in zip(tab["sizes"], run.sizes):
+        x = s.samples_ns / 1e3
+        assert row["mean_us"] == pytest.approx(x.mean())
+        assert row["ucl_us"] == pytest.approx(x.mean() + 3 * x.std(ddof=1))
+        assert row["outside"] == int(((x < row["lcl_us"]) | (x > row["ucl_us"])).sum())
