@@ -26,9 +26,10 @@
  * unexpected list (eager payloads copied, large ones left in staging until
  * their receive is posted or a later large message needs the staging area).
  *
- * A dead peer: progress checks every peer's pid with kill(pid, 0) every
- * 2^22 polls (tens of milliseconds of spinning) and fails with -ECONNRESET;
- * the run's overall deadline stays with core's watchdog.
+ * A dead peer: progress checks every peer's pid (kill(pid, 0), and
+ * /proc/PID/stat for an unreaped zombie) every 2^22 polls, tens of
+ * milliseconds of spinning, and fails with -ECONNRESET; a peer that is alive
+ * but stuck is left to core's watchdog and its deadline.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -719,12 +720,31 @@ static int staging_progress(vs_transport_t *t, shm_peer_t *p)
     return 0;
 }
 
+/* Gone: no such process, or a zombie its parent has not reaped yet. */
+static int pid_gone(pid_t pid)
+{
+    if (kill(pid, 0) && errno == ESRCH)
+        return 1;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 static int check_liveness(vs_transport_t *t)
 {
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank || t->peers[r].pid <= 0)
             continue;
-        if (kill(t->peers[r].pid, 0) && errno == ESRCH) {
+        if (pid_gone(t->peers[r].pid)) {
             ERR(t, "rank %d (pid %d) has exited", r, (int)t->peers[r].pid);
             return -ECONNRESET;
         }
@@ -847,7 +867,7 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     info->thresholds[0].bytes = (int64_t)t->eager_limit;
     const struct { const char *k; char v[64]; } a[] = {
         {"mode", ""}, {"slot_bytes", ""}, {"ring_slots", ""}, {"chunk_bytes", ""}, {"chunks", ""},
-        {"peer_check", "kill(pid,0) every 4194304 polls"},
+        {"peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls"},
     };
     info->n_attrs = (int)(sizeof a / sizeof a[0]);
     for (int i = 0; i < info->n_attrs; i++) {

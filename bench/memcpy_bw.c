@@ -1,0 +1,58 @@
+/* Plain memcpy bandwidth of one core, the yardstick for the shm transport's
+ * large-message bandwidth.  Usage: memcpy_bw BYTES [REPS]
+ * Copies a BYTES-long buffer into another BYTES-long buffer REPS times after
+ * a warm-up, and prints the median and best copy time and GB/s (10^9 B/s). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s BYTES [REPS]\n", argv[0]);
+        return 2;
+    }
+    size_t len = strtoull(argv[1], NULL, 0);
+    long reps = argc > 2 ? atol(argv[2]) : 200;
+    if (!len || reps < 1) {
+        fprintf(stderr, "memcpy_bw: BYTES and REPS must be positive\n");
+        return 2;
+    }
+    unsigned char *src = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
+    unsigned char *dst = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
+    uint64_t *t = calloc((size_t)reps, sizeof *t);
+    if (!src || !dst || !t) {
+        fprintf(stderr, "memcpy_bw: out of memory\n");
+        return 1;
+    }
+    memset(src, 0x5a, len);
+    memset(dst, 0, len);
+    for (long i = 0; i < reps / 10 + 2; i++)
+        memcpy(dst, src, len);
+    for (long i = 0; i < reps; i++) {
+        uint64_t t0 = now_ns();
+        memcpy(dst, src, len);
+        __asm__ volatile("" ::"r"(dst) : "memory");
+        t[i] = now_ns() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_u64);
+    double med = (double)t[reps / 2], best = (double)t[0];
+    printf("bytes=%zu reps=%ld median_ns=%.0f best_ns=%.0f median_GBps=%.2f best_GBps=%.2f check=%d\n",
+           len, reps, med, best, (double)len / med, (double)len / best, dst[len - 1]);
+    return 0;
+}

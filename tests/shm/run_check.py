@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Run transport_check (two processes driving a module's ops table directly)
+against a built reference module; skip (77) when that module was not built.
+
+usage: run_check.py NAME HARNESS MODULE_PATH [harness arguments...]
+
+Claims (checked by the harness, each printed as an "ok:" line per rank):
+payloads intact at every size, early arrivals matched by tag, -EMSGSIZE for
+a short receive with the stream still usable, or, with --peer-death, a
+vanished peer reported as -ECONNRESET.
+"""
+import subprocess
+import sys
+
+import vstest
+
+
+def main():
+    name, harness, module = sys.argv[1:4]
+    args = sys.argv[4:]
+    vstest.need_module(name)
+    cmd = [harness, module] + args
+    vstest.log("$ " + " ".join(cmd))
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=300, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        vstest.fail(f"transport_check did not finish within 300 s: {' '.join(cmd)}")
+    vstest.log(f"rc={p.returncode}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}---")
+    vstest.check(p.returncode == 0, "both ranks exit 0")
+    oks = [ln for ln in p.stdout.splitlines() if ": ok: " in ln]
+    if "--peer-death" in args:
+        vstest.check(any("vanished peer is -ECONNRESET" in ln for ln in oks),
+                     "a vanished peer is reported as -ECONNRESET")
+        vstest.check("rank 1" in p.stderr, "the module's message names the dead rank")
+    else:
+        for rank in (0, 1):
+            mine = [ln for ln in oks if ln.startswith(f"rank {rank}:")]
+            vstest.check(len(mine) == 7, f"rank {rank} passed all 7 checks (got {len(mine)})")
+        vstest.check("does not fit" in p.stderr, "-EMSGSIZE came with the module's explanation")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""shm options: an unknown key or a malformed value is a usage error (exit 2)
+naming the option; a custom eager limit is the threshold recorded."""
+import os
+import sys
+
+import vstest
+
+
+def main():
+    vstest.need_module("shm")
+    d = vstest.tmpdir()
+    base = ["--transport", "shm", "--launch", "local", "-n", "2", "--sizes", "8,20000",
+            "--iterations", "20", "--warmup", "5", "--timeout", "30", "--quiet"]
+    for opt, word in (("no_such_key=1", "no_such_key"), ("chunk=12abc", "chunk"),
+                      ("ring=1000", "ring")):
+        p = vstest.run(base + ["--transport-opt", opt, "--out", os.path.join(d, "bad.jsonl")], timeout=60)
+        vstest.check(p.returncode == 2, f"{opt} exits 2 (got {p.returncode})")
+        vstest.check(word in p.stderr, f"the message names {word}")
+    out = os.path.join(d, "ok.jsonl")
+    vstest.run(base + ["--transport-opt", "eager_limit=16K", "--out", out], timeout=60, check_rc=0)
+    run, sizes, end = vstest.read_jsonl(out)
+    vstest.check(end is not None and end["status"] == "ok", "end record says ok")
+    vstest.check(run["transport"]["options"] == {"eager_limit": "16K"}, "option recorded")
+    vstest.check(run["transport"]["thresholds"].get("eager_limit") == 16384,
+                 "eager_limit=16K is the recorded threshold")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

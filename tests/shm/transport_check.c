@@ -1,0 +1,358 @@
+/* Two real processes drive a reference transport module (shm or tcp)
+ * directly through its ops table and check what versus-run cannot see:
+ * payloads arrive intact at every size (odd ones included), tags match in
+ * order with early arrivals, a too-short receive fails with -EMSGSIZE and
+ * the stream stays usable, and a peer that dies is reported, never waited
+ * for forever.
+ *
+ * usage: transport_check MODULE.so [--max BYTES] [--peer-death] [KEY=VALUE]...
+ * A parent forks both ranks (as versus-run's local launcher does) and
+ * reaps them; the ranks meet through a socketpair bootstrap.  Exit 0 when
+ * every claim held, 1 otherwise; an alarm turns a hang into a failure. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <versus/transport.h>
+
+#define TAG_PP 1
+#define HANG_LIMIT_S 120
+
+typedef struct check {
+    const vs_transport_ops_t *ops;
+    vs_transport_t *t;
+    vs_bootstrap_t bs;
+    int fd;
+    int rank;
+    vs_mem_t sbuf, rbuf;
+    int last_error_seen;
+} check_t;
+
+static int io_full(int fd, void *buf, size_t n, int writing)
+{
+    for (size_t o = 0; o < n;) {
+        ssize_t k = writing ? write(fd, (char *)buf + o, n - o) : read(fd, (char *)buf + o, n - o);
+        if (k <= 0)
+            return -EIO;
+        o += (size_t)k;
+    }
+    return 0;
+}
+
+static int pair_exchange(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
+{
+    check_t *c = bs->ctx;
+    memcpy((char *)all + (size_t)bs->rank * len, mine, len);
+    if (io_full(c->fd, (void *)mine, len, 1))
+        return -EIO;
+    return io_full(c->fd, (char *)all + (size_t)(1 - bs->rank) * len, len, 0);
+}
+
+static int pair_barrier(vs_bootstrap_t *bs)
+{
+    char a = 0, b[2];
+    return pair_exchange(bs, &a, b, 1);
+}
+
+static void host_error(void *core, const char *fmt, ...)
+{
+    check_t *c = core;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rank %d: module says: ", c->rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    c->last_error_seen = 1;
+}
+
+static void host_debug(void *core, const char *fmt, ...)
+{
+    (void)core;
+    (void)fmt;
+}
+
+#define FAIL(c, ...)                                                                          \
+    do {                                                                                      \
+        fprintf(stderr, "FAIL rank %d: ", (c)->rank);                                         \
+        fprintf(stderr, __VA_ARGS__);                                                         \
+        fputc('\n', stderr);                                                                  \
+        return 1;                                                                             \
+    } while (0)
+
+static unsigned char pattern_byte(size_t i, int from, size_t len)
+{
+    return (unsigned char)(i * 131 + (size_t)from * 17 + len * 7 + (i >> 12));
+}
+
+static void fill(unsigned char *b, size_t len, int from)
+{
+    for (size_t i = 0; i < len; i++)
+        b[i] = pattern_byte(i, from, len);
+}
+
+static int verify(check_t *c, const unsigned char *b, size_t len, int from, const char *what)
+{
+    for (size_t i = 0; i < len; i++)
+        if (b[i] != pattern_byte(i, from, len))
+            FAIL(c, "%s: %zu B message corrupt at byte %zu", what, len, i);
+    return 0;
+}
+
+static int send_wait(check_t *c, size_t len, int peer, uint64_t tag)
+{
+    vs_req_t req;
+    int rc = c->ops->post_send(c->t, &c->sbuf, len, peer, tag, &req);
+    return rc ? rc : c->ops->wait(c->t, &req);
+}
+
+static int recv_wait(check_t *c, vs_mem_t *m, size_t len, int peer, uint64_t tag)
+{
+    vs_req_t req;
+    int rc = c->ops->post_recv(c->t, m, len, peer, tag, &req);
+    return rc ? rc : c->ops->wait(c->t, &req);
+}
+
+/* One round trip, blocking (module's send/recv where it has them) or
+ * nonblocking (receive posted before the send, completion by test). */
+static int round_trip(check_t *c, size_t len, int nonblocking)
+{
+    const vs_transport_ops_t *o = c->ops;
+    int peer = 1 - c->rank, rc, done = 0;
+    memset(c->rbuf.addr, 0xee, len + 1);
+    if (nonblocking) {
+        vs_req_t rreq;
+        if ((rc = o->post_recv(c->t, &c->rbuf, len, peer, TAG_PP, &rreq)))
+            return rc;
+        if (c->rank == 0 && (rc = send_wait(c, len, peer, TAG_PP)))
+            return rc;
+        while (!rc && !done)
+            rc = o->test(c->t, &rreq, &done);
+        if (rc)
+            return rc;
+        if (c->rank == 1 && (rc = send_wait(c, len, peer, TAG_PP)))
+            return rc;
+    } else if (c->rank == 0) {
+        if ((rc = o->send ? o->send(c->t, &c->sbuf, len, peer, TAG_PP) : send_wait(c, len, peer, TAG_PP)))
+            return rc;
+        if ((rc = o->recv ? o->recv(c->t, &c->rbuf, len, peer, TAG_PP) : recv_wait(c, &c->rbuf, len, peer, TAG_PP)))
+            return rc;
+    } else {
+        if ((rc = o->recv ? o->recv(c->t, &c->rbuf, len, peer, TAG_PP) : recv_wait(c, &c->rbuf, len, peer, TAG_PP)))
+            return rc;
+        if ((rc = o->send ? o->send(c->t, &c->sbuf, len, peer, TAG_PP) : send_wait(c, len, peer, TAG_PP)))
+            return rc;
+    }
+    if (((unsigned char *)c->rbuf.addr)[len] != 0xee)
+        return -EOVERFLOW; /* wrote past the message */
+    return verify(c, c->rbuf.addr, len, peer, nonblocking ? "nonblocking" : "blocking") ? -EBADMSG : 0;
+}
+
+static int check_sizes(check_t *c, size_t max)
+{
+    static const size_t base[] = {0, 1, 3, 7, 8, 31, 32, 33, 63, 64, 65, 100, 1000, 4095, 4096, 4097,
+                                  8191, 8192, 8193, 12345, 65535, 65536, 65537, 100003, 1048579,
+                                  4194304, 4194305, 67108864 + 5};
+    for (size_t i = 0; i < sizeof base / sizeof base[0] && base[i] <= max; i++) {
+        size_t len = base[i];
+        fill(c->sbuf.addr, len, c->rank);
+        for (int nb = 0; nb < 2; nb++)
+            for (int rep = 0; rep < 3; rep++) {
+                int rc = round_trip(c, len, nb);
+                if (rc)
+                    FAIL(c, "%s round trip of %zu B: %s", nb ? "nonblocking" : "blocking", len,
+                         strerror(-rc));
+            }
+    }
+    printf("rank %d: ok: payloads intact from 0 B to %zu B, blocking and nonblocking\n", c->rank, max);
+    return 0;
+}
+
+/* Rank 1 sends tag 7 then tag 8 before rank 0 posts anything; rank 0
+ * receives tag 8 first.  Each message must land in the receive of its tag. */
+static int check_early_arrivals(check_t *c, size_t len7, size_t len8)
+{
+    vs_mem_t r7 = {malloc(len7 + 1), len7 + 1, NULL}, r8 = {malloc(len8 + 1), len8 + 1, NULL};
+    unsigned char *s8 = malloc(len8 + 1);
+    int rc = 0;
+    if (!r7.addr || !r8.addr || !s8)
+        FAIL(c, "out of memory");
+    if (c->rank == 1) {
+        vs_req_t q7, q8;
+        vs_mem_t m8 = {s8, len8, NULL};
+        fill(c->sbuf.addr, len7, 7);
+        fill(s8, len8, 8);
+        if ((rc = c->ops->post_send(c->t, &c->sbuf, len7, 0, 7, &q7)) ||
+            (rc = c->ops->post_send(c->t, &m8, len8, 0, 8, &q8)))
+            FAIL(c, "posting early sends: %s", strerror(-rc));
+        if ((rc = c->bs.barrier(&c->bs)))
+            FAIL(c, "barrier");
+        if ((rc = c->ops->wait(c->t, &q7)) || (rc = c->ops->wait(c->t, &q8)))
+            FAIL(c, "early sends: %s", strerror(-rc));
+    } else {
+        if ((rc = c->bs.barrier(&c->bs)))
+            FAIL(c, "barrier");
+        usleep(20000); /* let them arrive before anything is posted */
+        vs_req_t q7, q8;
+        if ((rc = c->ops->post_recv(c->t, &r8, len8, 1, 8, &q8)) ||
+            (rc = c->ops->post_recv(c->t, &r7, len7, 1, 7, &q7)) ||
+            (rc = c->ops->wait(c->t, &q8)) || (rc = c->ops->wait(c->t, &q7)))
+            FAIL(c, "receiving early arrivals %zu B / %zu B in reverse tag order: %s", len7, len8,
+                 strerror(-rc));
+        if (verify(c, r7.addr, len7, 7, "tag 7") || verify(c, r8.addr, len8, 8, "tag 8"))
+            return 1;
+    }
+    free(r7.addr);
+    free(r8.addr);
+    free(s8);
+    if (c->bs.barrier(&c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: early arrivals of %zu B and %zu B matched by tag in reverse order\n", c->rank,
+           len7, len8);
+    return 0;
+}
+
+/* A receive shorter than the message fails with -EMSGSIZE, and the next
+ * message on the same pair still arrives intact. */
+static int check_too_short(check_t *c, size_t len)
+{
+    int rc;
+    if (c->rank == 1) {
+        fill(c->sbuf.addr, len, 1);
+        if ((rc = send_wait(c, len, 0, 3)) || (rc = send_wait(c, len, 0, 4)))
+            FAIL(c, "sending: %s", strerror(-rc));
+    } else {
+        c->last_error_seen = 0;
+        rc = recv_wait(c, &c->rbuf, len / 2, 1, 3);
+        if (rc != -EMSGSIZE)
+            FAIL(c, "a %zu B message into a %zu B receive gave %d, not -EMSGSIZE", len, len / 2, rc);
+        if (!c->last_error_seen)
+            FAIL(c, "-EMSGSIZE came without a message through host->error");
+        if ((rc = recv_wait(c, &c->rbuf, len, 1, 4)))
+            FAIL(c, "the message after a failed receive: %s", strerror(-rc));
+        if (verify(c, c->rbuf.addr, len, 1, "after -EMSGSIZE"))
+            return 1;
+    }
+    if (c->bs.barrier(&c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: %zu B into a %zu B receive is -EMSGSIZE; the stream goes on\n", c->rank, len,
+           len / 2);
+    return 0;
+}
+
+/* Rank 1 exits without a word; rank 0's pending receive must fail. */
+static int check_peer_death(check_t *c)
+{
+    if (c->rank == 1)
+        _exit(0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = recv_wait(c, &c->rbuf, 8, 1, 9);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (rc != -ECONNRESET)
+        FAIL(c, "waiting on a dead peer gave %d (%s), not -ECONNRESET", rc, strerror(-rc));
+    printf("rank 0: ok: a vanished peer is -ECONNRESET after %.2f s\n", s);
+    return 0;
+}
+
+static int rank_main(const char *path, int rank, int fd, size_t max, int peer_death, vs_kv_t *kv,
+                     size_t nkv)
+{
+    check_t c = {.fd = fd, .rank = rank};
+    vs_host_t host = {.core = &c, .error = host_error, .debug = host_debug};
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        FAIL(&c, "dlopen: %s", dlerror());
+    vs_transport_entry_fn entry = (vs_transport_entry_fn)dlsym(h, VS_TRANSPORT_ENTRY_SYMBOL);
+    if (!entry || !(c.ops = entry()) || c.ops->abi != VS_TRANSPORT_ABI)
+        FAIL(&c, "%s is not a versus transport module", path);
+    c.bs = (vs_bootstrap_t){.name = "pair", .rank = rank, .size = 2, .ctx = &c,
+                            .barrier = pair_barrier, .exchange = pair_exchange};
+    int rc = c.ops->open(&host, kv, nkv, &c.t);
+    if (rc)
+        FAIL(&c, "open: %s", strerror(-rc));
+    if ((rc = c.ops->connect(c.t, &c.bs)))
+        FAIL(&c, "connect: %s", strerror(-rc));
+    c.sbuf = (vs_mem_t){aligned_alloc(4096, (max + 4096) / 4096 * 4096), max + 1, NULL};
+    c.rbuf = (vs_mem_t){aligned_alloc(4096, (max + 4096) / 4096 * 4096), max + 1, NULL};
+    if (!c.sbuf.addr || !c.rbuf.addr)
+        FAIL(&c, "out of memory for %zu B buffers", max);
+    if (peer_death)
+        return check_peer_death(&c);
+    if (check_sizes(&c, max) || check_early_arrivals(&c, 100, 37) ||
+        check_early_arrivals(&c, 200000, 100) || check_early_arrivals(&c, 300001, 150001) ||
+        check_early_arrivals(&c, 0, 70000) || check_too_short(&c, 1000) ||
+        check_too_short(&c, 300000))
+        return 1;
+    c.ops->close(c.t);
+    free(c.sbuf.addr);
+    free(c.rbuf.addr);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s MODULE.so [--max BYTES] [--peer-death] [KEY=VALUE]...\n", argv[0]);
+        return 2;
+    }
+    size_t max = 4194305, nkv = 0;
+    int peer_death = 0;
+    vs_kv_t kv[16];
+    for (int i = 2; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (!strcmp(argv[i], "--max") && i + 1 < argc)
+            max = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--peer-death"))
+            peer_death = 1;
+        else if (eq && nkv < 16) {
+            *eq = '\0';
+            kv[nkv++] = (vs_kv_t){argv[i], eq + 1};
+        } else {
+            fprintf(stderr, "bad argument: %s\n", argv[i]);
+            return 2;
+        }
+    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+        return 1;
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        if ((pid[r] = fork()) < 0)
+            return 1;
+        if (pid[r] == 0) {
+            close(sv[1 - r]);
+            alarm(HANG_LIMIT_S);
+            fflush(stdout);
+            int rc = rank_main(argv[1], r, sv[r], max, peer_death, kv, nkv);
+            fflush(stdout);
+            _exit(rc);
+        }
+    }
+    close(sv[0]);
+    close(sv[1]);
+    int worst = 0;
+    for (int n = 0; n < 2; n++) {
+        int st;
+        pid_t who = wait(&st);
+        int r = who == pid[0] ? 0 : 1;
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (code) {
+            fprintf(stderr, "rank %d %s %d\n", r, WIFEXITED(st) ? "exited with" : "killed by signal",
+                    WIFEXITED(st) ? code : WTERMSIG(st));
+            worst = 1;
+            if (code == 128 + SIGALRM)
+                fprintf(stderr, "FAIL: rank %d hung for %d s\n", r, HANG_LIMIT_S);
+        }
+    }
+    return worst;
+}
