@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pattern.h"
+#include "validate.h"
 
 enum { MAX_BATCH = 100000 };
 
@@ -26,6 +27,8 @@ static int measure_size(driver_t *d, size_t bytes)
     long iters = large ? o->iterations_large : o->iterations;
     int rc;
 
+    if ((rc = vs_validate_size(r, bytes, VS_VALIDATE_BEFORE)))
+        return rc;
     vs_watchdog_phase(r->wd, "warm-up", bytes);
     if ((rc = r->bs->barrier(r->bs)))
         return vs_run_fail(r, rc, "bootstrap barrier failed");
@@ -44,6 +47,8 @@ static int measure_size(driver_t *d, size_t bytes)
     if ((rc = d->p->measure(r, d->state, bytes, batch, iters, d->series)))
         return rc;
     uint64_t elapsed = vs_now_ns() - start;
+    if ((rc = vs_validate_size(r, bytes, VS_VALIDATE_AFTER)))
+        return rc;
     if (r->rank != 0)
         return 0;
     for (int k = 0; k < d->n_series; k++)
@@ -52,7 +57,9 @@ static int measure_size(driver_t *d, size_t bytes)
                 d->series[k][i] = 1; /* below the clock's resolution: never report 0 */
     if ((rc = vs_run_write_size(r, d->p, bytes, warm, batch, d->series, iters, elapsed)))
         return rc;
-    if ((rc = vs_table_add_pingpong(r->table, bytes, d->series[0], iters)))
+    rc = d->p->summarise ? d->p->summarise(r, bytes, d->series, iters)
+                         : vs_table_add_pingpong(r->table, bytes, d->series[0], iters);
+    if (rc)
         return vs_run_fail(r, rc, "cannot summarise %zu B", bytes);
     return 0;
 }
@@ -81,6 +88,7 @@ int vs_driver_run(vs_run_t *r, const vs_pattern_t *p)
         rc = measure_size(&d, o->sizes.v[i]);
     if (d.state)
         p->teardown(r, d.state); /* setup sets *state first, so partial setups are undone too */
+    vs_validate_free(r);
     for (int k = 0; k < d.n_series; k++)
         free(d.series[k]);
     return rc;

@@ -14,6 +14,7 @@
 #include "loader.h"
 #include "options.h"
 #include "pattern.h"
+#include "pattern_params.h"
 #include "placement.h"
 #include "table.h"
 #include "timer.h"
@@ -158,6 +159,7 @@ static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const 
 
     vs_json_kstr(&j, "pattern", o->pattern);
     vs_json_kstr(&j, "variant", o->variant);
+    vs_pattern_params_json(o, &j);
     vs_json_kint(&j, "ranks", r->size);
     vs_json_key(&j, "hosts");
     vs_json_arr_begin(&j);
@@ -397,6 +399,14 @@ static int run(const vs_options_t *o)
         if (writer)
             vs_writer_end(writer, "error", msg);
         code = exit_code_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
+    } else if (r.invalid_sizes) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "payload check failed at %ld size(s); see \"validation\" in their size records",
+                 r.invalid_sizes);
+        fprintf(stderr, "%sversus-run: rank %d: %s: %s\n", table.progress ? "\n" : "", r.rank, o->transport, msg);
+        if (writer)
+            vs_writer_end(writer, "invalid", msg);
+        code = EXIT_FAIL;
     } else {
         if (writer)
             vs_writer_end(writer, "ok", "");
@@ -413,7 +423,7 @@ static int run(const vs_options_t *o)
         if (!o->out)
             fprintf(stderr, "versus-run: raw samples not saved (use --out FILE.jsonl)\n");
     }
-    if (!code && bs)
+    if ((!code || r.invalid_sizes) && bs)
         bs->barrier(bs); /* nobody tears down while a peer still talks */
 
 close_transport:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pattern.h"
+#include "pattern_params.h"
 
 void vs_options_usage(FILE *out)
 {
@@ -40,6 +41,12 @@ void vs_options_usage(FILE *out)
 "      --large-from BYTES    where large-message counts begin (default 64K)\n"
 "  -b, --batch K|auto        round trips per sample; auto (default) picks K per size so\n"
 "                            the clock's cost stays under 1 %% of a sample\n"
+"      --window W            stream, bistream: messages per window (default 64)\n"
+"      --progress MODE       doublebuffer: none (default; no library call while summing)\n"
+"                            or poll=N (a test call every N elements summed)\n"
+"      --validate            check every payload byte in both directions before and\n"
+"                            after each size (outside the timed loop); a mismatch\n"
+"                            marks the size invalid and the run exits 1\n"
 "\n"
 "Output\n"
 "  -O, --out FILE            write results as JSON Lines (docs/results-schema.md);\n"
@@ -90,6 +97,7 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 enum {
     OPT_LIST = 1000, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
     OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
+    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE,
 };
 
 static const struct option long_opts[] = {
@@ -105,6 +113,9 @@ static const struct option long_opts[] = {
     {"warmup-large", required_argument, 0, OPT_WARM_LARGE},
     {"large-from", required_argument, 0, OPT_LARGE_FROM},
     {"batch", required_argument, 0, 'b'},
+    {"window", required_argument, 0, OPT_WINDOW},
+    {"progress", required_argument, 0, OPT_PROGRESS},
+    {"validate", no_argument, 0, OPT_VALIDATE},
     {"out", required_argument, 0, 'O'},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
@@ -187,6 +198,14 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
             else if (!(rc = parse_count("--batch", optarg, 1, &v, err, errlen)))
                 o->batch = v;
             break;
+        case OPT_WINDOW:
+            if (!(rc = parse_count("--window", optarg, 1, &o->window, err, errlen)) && o->window > VS_MAX_WINDOW) {
+                snprintf(err, errlen, "--window %ld is more than %d messages", o->window, VS_MAX_WINDOW);
+                rc = -EINVAL;
+            }
+            break;
+        case OPT_PROGRESS: rc = vs_progress_parse(optarg, o, err, errlen); break;
+        case OPT_VALIDATE: o->validate = 1; break;
         case 'O': o->out = optarg; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
@@ -260,6 +279,8 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         snprintf(err, errlen, "pattern '%s' has no variant '%s'", pat->name, o->variant);
         return -EINVAL;
     }
+    if ((rc = vs_pattern_params_check(o, err, errlen)))
+        return rc;
     if (!o->launch_local && o->nprocs_set) {
         /* -n without --launch local would be silently ignored */
         snprintf(err, errlen, "-n/--np is for --launch local; under mpirun/mpiexec/srun give the rank count to the launcher");

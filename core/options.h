@@ -26,6 +26,10 @@ typedef struct vs_options {
     long iterations, iterations_large, warmup, warmup_large;
     uint64_t large_from;
     long batch;              /* 0 = auto */
+    long window;             /* stream, bistream: messages per window (--window) */
+    const char *progress;    /* doublebuffer: "none" or "poll" (--progress) */
+    long poll_every;         /* doublebuffer: elements summed between test calls */
+    int validate;            /* --validate: payload checks around each size */
     const char *out;         /* JSONL path or NULL */
     double timeout_s;
     int launch_local;        /* --launch local */

@@ -1,4 +1,5 @@
 #include "pattern.h"
+#include "validate.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,9 +8,17 @@
 #include <unistd.h>
 
 extern const vs_pattern_t vs_pattern_pingpong;
+extern const vs_pattern_t vs_pattern_overhead;
+extern const vs_pattern_t vs_pattern_stream;
+extern const vs_pattern_t vs_pattern_bistream;
+extern const vs_pattern_t vs_pattern_doublebuffer;
 
 const vs_pattern_t *const vs_patterns[] = {
     &vs_pattern_pingpong,
+    &vs_pattern_overhead,
+    &vs_pattern_stream,
+    &vs_pattern_bistream,
+    &vs_pattern_doublebuffer,
     NULL,
 };
 
@@ -85,6 +94,7 @@ int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long war
         vs_json_arr_end(&j);
     }
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
+    vs_validate_json(r, &j);
     vs_json_obj_end(&j);
     int rc = vs_writer_record(r->writer, &j, 1);
     vs_json_free(&j);

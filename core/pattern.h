@@ -24,6 +24,8 @@ typedef struct vs_run {
     vs_watchdog_t *wd;
     vs_writer_t *writer;   /* rank 0 with --out, else NULL */
     vs_table_t *table;     /* rank 0: what stdout shows at the end */
+    struct vs_validate *validate; /* --validate: payload checks (validate.c) */
+    long invalid_sizes;    /* sizes whose payload check failed */
     int rank, size;
     char err[512];         /* why the pattern failed */
 } vs_run_t;
@@ -50,6 +52,9 @@ typedef struct vs_pattern {
      * times (ns, batch means) in series[k][0..n). */
     int (*measure)(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series);
     void (*teardown)(vs_run_t *r, void *state);
+    /* Optional (rank 0): add this size's row to r->table; NULL = the
+     * ping-pong latency row (vs_table_add_pingpong).  May reorder series. */
+    int (*summarise)(vs_run_t *r, size_t bytes, int64_t *const *series, long n);
 } vs_pattern_t;
 
 /* Run pattern p over r->opt's schedule (driver.c). */

@@ -1,4 +1,5 @@
 #include "table.h"
+#include "table_layout.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +59,10 @@ int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, lo
 
 void vs_table_print(const vs_table_t *t, FILE *out, const char *title)
 {
+    if (t->layout) {
+        vs_table_layout_print(t, out, title);
+        return;
+    }
     fprintf(out, "# %s\n", title);
     fprintf(out, "# one-way latency = round trip / 2; bandwidth = bytes / one-way time (1 MB = 1e6 B)\n");
     fprintf(out, "%-12s %14s %14s %14s %16s\n", "# Size [B]", "Median [us]", "Min [us]", "P99 [us]", "Bandwidth [MB/s]");

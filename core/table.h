@@ -10,13 +10,17 @@ typedef struct vs_table_row {
     size_t bytes;
     double median_us, min_us, p99_us; /* one-way latency */
     double mbps;                      /* MB/s, 1e6 bytes per second */
+    double col[6];                    /* other patterns' columns (table_layout.c) */
 } vs_table_row_t;
+
+struct vs_table_layout;
 
 typedef struct vs_table {
     vs_table_row_t *rows;
     size_t n, cap;
     size_t planned;    /* sizes in the schedule, for progress */
     int progress;      /* print progress on stderr */
+    const struct vs_table_layout *layout; /* NULL: ping-pong latency table */
 } vs_table_t;
 
 /* Add a row from round-trip samples (ns; one sample = batch mean).  One-way

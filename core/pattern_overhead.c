@@ -1,0 +1,169 @@
+/* overhead: the time spent inside the send call and inside the receive call,
+ * seen by rank 0 over a ping-pong with rank 1 (seed 000's send and receive
+ * times).  Per iteration rank 0 reads the clock around its own calls:
+ *   blocking:    t0 send t1 receive t2          send = t1-t0, recv = t2-t1
+ *   nonblocking: t0 post_recv t1 send t2 wait t3
+ *                                               send = t2-t1, recv = (t1-t0)+(t3-t2)
+ * and the round trip t_end - t_start.  Rank 1 receives and echoes, exactly as
+ * in pingpong.  The receive time therefore includes waiting for the echo: it
+ * is the "receive latency" of seed 000, and send + recv = the round trip minus
+ * the clock reads.  The send time stays flat while the library completes a
+ * send locally (eager) and grows once the send waits for the receiver
+ * (rendezvous): the size where it starts to grow is seed 000's buffer size.
+ * Samples are per iteration (batch K > 1 only when asked for: means of K). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+#include "table_layout.h"
+
+enum { TAG = 1 };
+
+typedef struct oh {
+    vs_mem_t sbuf, rbuf;
+    int nonblocking;
+} oh_t;
+
+/* One iteration; rank 0 adds its call times (ns) to acc[0..2]. */
+static inline int iteration(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
+{
+    const vs_transport_ops_t *ops = r->ops;
+    int rc;
+    if (r->rank == 1) {
+        if (p->nonblocking) {
+            vs_req_t req;
+            if ((rc = ops->post_recv(r->t, &p->rbuf, len, 0, TAG, &req)) || (rc = ops->wait(r->t, &req)))
+                return rc;
+        } else if ((rc = vs_op_recv(r, &p->rbuf, len, 0, TAG))) {
+            return rc;
+        }
+        return vs_op_send(r, &p->sbuf, len, 0, TAG);
+    }
+    if (p->nonblocking) {
+        vs_req_t req;
+        uint64_t t0 = vs_now_ns();
+        if ((rc = ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
+            return rc;
+        uint64_t t1 = vs_now_ns();
+        if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+            return rc;
+        uint64_t t2 = vs_now_ns();
+        if ((rc = ops->wait(r->t, &req)))
+            return rc;
+        uint64_t t3 = vs_now_ns();
+        acc[0] += t3 - t0;
+        acc[1] += t2 - t1;
+        acc[2] += (t1 - t0) + (t3 - t2);
+        return 0;
+    }
+    uint64_t t0 = vs_now_ns();
+    if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+        return rc;
+    uint64_t t1 = vs_now_ns();
+    if ((rc = vs_op_recv(r, &p->rbuf, len, 1, TAG)))
+        return rc;
+    uint64_t t2 = vs_now_ns();
+    acc[0] += t2 - t0;
+    acc[1] += t1 - t0;
+    acc[2] += t2 - t1;
+    return 0;
+}
+
+static int oh_setup(vs_run_t *r, size_t max_bytes, void **state)
+{
+    oh_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return vs_run_fail(r, -ENOMEM, "cannot allocate pattern state");
+    p->nonblocking = !strcmp(r->opt->variant, "nonblocking");
+    *state = p;
+    int rc = vs_run_buffer_alloc(r, &p->sbuf, max_bytes);
+    return rc ? rc : vs_run_buffer_alloc(r, &p->rbuf, max_bytes);
+}
+
+static int oh_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
+{
+    (void)probe;
+    *unit_ns = 0; /* every call is timed on its own: auto batch stays 1 */
+    if (r->rank > 1)
+        return 0;
+    for (long i = 0; i < n; i++) {
+        uint64_t acc[3] = {0};
+        int rc = iteration(r, state, bytes, acc);
+        if (rc)
+            return vs_run_fail(r, rc, "warm-up iteration of %zu B failed", bytes);
+        vs_watchdog_beat(r->wd);
+    }
+    return 0;
+}
+
+static int oh_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
+{
+    if (r->rank > 1)
+        return 0;
+    for (long i = 0; i < n; i++) {
+        uint64_t acc[3] = {0};
+        for (long k = 0; k < batch; k++) {
+            int rc = iteration(r, state, bytes, acc);
+            if (rc)
+                return vs_run_fail(r, rc, "iteration of %zu B failed", bytes);
+        }
+        if (r->rank == 0)
+            for (int s = 0; s < 3; s++)
+                series[s][i] = (int64_t)((acc[s] + (uint64_t)batch / 2) / (uint64_t)batch);
+        vs_watchdog_beat(r->wd);
+    }
+    return 0;
+}
+
+static void oh_teardown(vs_run_t *r, void *state)
+{
+    oh_t *p = state;
+    if (!p)
+        return;
+    vs_run_buffer_free(r, &p->rbuf);
+    vs_run_buffer_free(r, &p->sbuf);
+    free(p);
+}
+
+static const vs_table_layout_t oh_layout = {
+    .legend = "time inside rank 0's send and receive calls (receive waits for the echo); round trip = whole iteration",
+    .ncol = 5,
+    .head = {"Send [us]", "Recv [us]", "Round trip [us]", "Send P99 [us]", "Recv P99 [us]"},
+    .decimals = {2, 2, 2, 2, 2},
+};
+
+static double p99(const int64_t *v, long n)
+{
+    int64_t *s = malloc((size_t)n * sizeof *s);
+    if (!s)
+        return 0;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    vs_median_i64(s, n); /* sorts */
+    double x = (double)s[(long)(0.99 * (double)(n - 1) + 0.5)];
+    free(s);
+    return x;
+}
+
+static int oh_summarise(vs_run_t *r, size_t bytes, int64_t *const *series, long n)
+{
+    double col[5] = {
+        vs_series_median(series[1], n) / 1e3, vs_series_median(series[2], n) / 1e3,
+        vs_series_median(series[0], n) / 1e3, p99(series[1], n) / 1e3, p99(series[2], n) / 1e3,
+    };
+    return vs_table_add_row(r->table, &oh_layout, bytes, col);
+}
+
+const vs_pattern_t vs_pattern_overhead = {
+    .name = "overhead",
+    .summary = "time inside the send and the receive call on rank 0 (variants: blocking, nonblocking receive)",
+    .variants = {"blocking", "nonblocking", NULL},
+    .min_ranks = 2,
+    .series = {"samples_ns", "send_ns", "recv_ns", NULL},
+    .unit = "iteration",
+    .setup = oh_setup,
+    .warmup = oh_warmup,
+    .measure = oh_measure,
+    .teardown = oh_teardown,
+    .summarise = oh_summarise,
+};

@@ -1,0 +1,64 @@
+/* Pattern parameters: parsing --progress, checking that pattern-only options
+ * are given to a pattern that uses them, and recording them in the run record. */
+#include "pattern_params.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vs_progress_parse(const char *s, vs_options_t *o, char *err, size_t errlen)
+{
+    if (!strcmp(s, "none")) {
+        o->progress = "none";
+        o->poll_every = 0;
+        return 0;
+    }
+    if (!strncmp(s, "poll=", 5)) {
+        char *end;
+        errno = 0;
+        long n = strtol(s + 5, &end, 10);
+        if (!errno && end != s + 5 && !*end && n >= 1) {
+            o->progress = "poll";
+            o->poll_every = n;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "--progress expects 'none' or 'poll=N' (N >= 1 elements summed between test calls), got '%s'", s);
+    return -EINVAL;
+}
+
+int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen)
+{
+    int stream = !strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream");
+    if (o->window && !stream) {
+        snprintf(err, errlen, "--window applies to the stream and bistream patterns, not '%s'", o->pattern);
+        return -EINVAL;
+    }
+    if (o->progress && strcmp(o->pattern, "doublebuffer")) {
+        snprintf(err, errlen, "--progress applies to the doublebuffer pattern, not '%s'", o->pattern);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+long vs_pattern_window(const vs_options_t *o)
+{
+    return o->window ? o->window : VS_DEFAULT_WINDOW;
+}
+
+void vs_pattern_params_json(const vs_options_t *o, vs_json_t *j)
+{
+    vs_json_key(j, "pattern_params");
+    vs_json_obj_begin(j);
+    if (!strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream"))
+        vs_json_kint(j, "window", vs_pattern_window(o));
+    if (!strcmp(o->pattern, "doublebuffer")) {
+        vs_json_kstr(j, "progress", o->progress ? o->progress : "none");
+        if (o->poll_every)
+            vs_json_kint(j, "poll_every", o->poll_every);
+        vs_json_kstr(j, "element", "double");
+    }
+    vs_json_obj_end(j);
+    vs_json_kbool(j, "validate", o->validate);
+}

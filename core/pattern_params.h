@@ -1,0 +1,22 @@
+/* Options that belong to one pattern (--window, --progress) and the run
+ * record's "pattern_params" and "validate" fields. */
+#ifndef VS_PATTERN_PARAMS_H
+#define VS_PATTERN_PARAMS_H
+
+#include <stddef.h>
+
+#include "json.h"
+#include "options.h"
+
+enum { VS_DEFAULT_WINDOW = 64, VS_MAX_WINDOW = 4096 };
+
+/* --progress none | poll=N  ->  o->progress, o->poll_every.  -EINVAL + err. */
+int vs_progress_parse(const char *s, vs_options_t *o, char *err, size_t errlen);
+/* A pattern-only option given to another pattern is a usage error. */
+int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen);
+/* --window, or the default. */
+long vs_pattern_window(const vs_options_t *o);
+/* "pattern_params": {...}, "validate": bool (inside the run record). */
+void vs_pattern_params_json(const vs_options_t *o, vs_json_t *j);
+
+#endif

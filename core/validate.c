@@ -1,0 +1,198 @@
+/* Payload checks (--validate), run outside every timed loop.
+ *
+ * Per size and phase (before the warm-up, after the measured samples), ranks
+ * 0 and 1 run ROUNDS exchanges.  In each, both post a receive, then send a
+ * payload generated from (size, phase, round, sender) and wait for both; the
+ * receiver regenerates the expected bytes and compares all of them.  Each
+ * rank's verdict goes to rank 0 through the bootstrap, so every rank agrees
+ * on the size's validity.  Other ranks only take part in that exchange. */
+#include "validate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+#include "prng.h"
+
+enum { ROUNDS = 2, TAG = 0x5643 };
+
+/* One rank's finding, sent to rank 0 as plain bytes. */
+typedef struct verdict {
+    int32_t checked;       /* this rank received and compared payloads */
+    int32_t phase, round;  /* first mismatch */
+    int64_t offset;        /* first differing byte, -1 when all matched */
+    int64_t differing;     /* bytes that differed in that exchange */
+    int32_t expected, got;
+} verdict_t;
+
+struct vs_validate {
+    vs_mem_t sbuf, rbuf;
+    unsigned char *want;
+    size_t cap;
+    size_t bytes;          /* size the verdict below is for */
+    verdict_t found;       /* rank 0: first mismatch seen for this size, either direction */
+    int from;              /* sender of the mismatching payload */
+};
+
+static uint64_t payload_seed(size_t bytes, int phase, int round, int sender)
+{
+    return ((uint64_t)bytes * 0x100000001b3ULL) ^ ((uint64_t)phase << 56) ^ ((uint64_t)round << 48) ^
+           ((uint64_t)sender << 40) ^ 0x7665727375730000ULL;
+}
+
+#if VS_FAULT_INJECTION
+/* Test builds only: VERSUS_FAULT_CORRUPT=1 flips one byte of the payload rank
+ * 1 receives in the first exchange after the measurement, at every size > 0
+ * or only at VERSUS_FAULT_CORRUPT_SIZE bytes. */
+static void fault_corrupt(int rank, unsigned char *buf, size_t bytes, int phase, int round)
+{
+    const char *on = getenv("VERSUS_FAULT_CORRUPT");
+    if (rank != 1 || !on || strcmp(on, "1") || !bytes || phase != VS_VALIDATE_AFTER || round != 0)
+        return;
+    const char *only = getenv("VERSUS_FAULT_CORRUPT_SIZE");
+    if (only && strtoull(only, NULL, 10) != bytes)
+        return;
+    buf[bytes / 2] ^= 0x01;
+}
+#endif
+
+static int state_get(vs_run_t *r, struct vs_validate **out)
+{
+    if (r->validate) {
+        *out = r->validate;
+        return 0;
+    }
+    struct vs_validate *v = calloc(1, sizeof *v);
+    if (!v)
+        return vs_run_fail(r, -ENOMEM, "cannot allocate the payload checker");
+    r->validate = v;
+    for (size_t i = 0; i < r->opt->sizes.n; i++)
+        if (r->opt->sizes.v[i] > v->cap)
+            v->cap = r->opt->sizes.v[i];
+    int rc = 0;
+    if (r->rank <= 1) {
+        if (!(v->want = malloc(v->cap ? v->cap : 1)))
+            return vs_run_fail(r, -ENOMEM, "cannot allocate the payload checker");
+        if ((rc = vs_run_buffer_alloc(r, &v->sbuf, v->cap)) || (rc = vs_run_buffer_alloc(r, &v->rbuf, v->cap)))
+            return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+/* One exchange in both directions between ranks 0 and 1; fills *mine. */
+static int exchange_once(vs_run_t *r, struct vs_validate *v, size_t bytes, int phase, int round, verdict_t *mine)
+{
+    const vs_transport_ops_t *ops = r->ops;
+    int peer = 1 - r->rank;
+    vs_req_t rreq, sreq;
+    int rc;
+    vs_prng_fill_bytes(v->sbuf.addr, bytes, payload_seed(bytes, phase, round, r->rank));
+    memset(v->rbuf.addr, r->rank ? 0x3c : 0xc3, bytes); /* stale bytes never match by luck */
+    if ((rc = ops->post_recv(r->t, &v->rbuf, bytes, peer, TAG, &rreq)))
+        return vs_run_fail(r, rc, "payload check: posting a %zu-byte receive failed", bytes);
+    if ((rc = ops->post_send(r->t, &v->sbuf, bytes, peer, TAG, &sreq)))
+        return vs_run_fail(r, rc, "payload check: posting a %zu-byte send failed", bytes);
+    if ((rc = ops->wait(r->t, &sreq)) || (rc = ops->wait(r->t, &rreq)))
+        return vs_run_fail(r, rc, "payload check: exchanging %zu bytes failed", bytes);
+    unsigned char *got = v->rbuf.addr;
+#if VS_FAULT_INJECTION
+    fault_corrupt(r->rank, got, bytes, phase, round);
+#endif
+    vs_prng_fill_bytes(v->want, bytes, payload_seed(bytes, phase, round, peer));
+    if (mine->offset >= 0 || !memcmp(got, v->want, bytes))
+        return 0;
+    int64_t first = -1, n = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        if (got[i] != v->want[i]) {
+            if (first < 0)
+                first = (int64_t)i;
+            n++;
+        }
+    }
+    mine->phase = phase;
+    mine->round = round;
+    mine->offset = first;
+    mine->differing = n;
+    mine->expected = v->want[first];
+    mine->got = got[first];
+    return 0;
+}
+
+int vs_validate_size(vs_run_t *r, size_t bytes, int phase)
+{
+    if (!r->opt->validate)
+        return 0;
+    struct vs_validate *v = NULL;
+    int rc = state_get(r, &v);
+    if (rc)
+        return rc;
+    if (phase == VS_VALIDATE_BEFORE || v->bytes != bytes) {
+        memset(&v->found, 0, sizeof v->found);
+        v->found.offset = -1;
+        v->bytes = bytes;
+    }
+    vs_watchdog_phase(r->wd, "checking payloads", bytes);
+    verdict_t mine = {.checked = r->rank <= 1, .offset = -1};
+    if (r->rank <= 1) {
+        for (int k = 0; k < ROUNDS; k++) {
+            if ((rc = exchange_once(r, v, bytes, phase, k, &mine)))
+                return rc;
+            vs_watchdog_beat(r->wd);
+        }
+    }
+    verdict_t *all = calloc((size_t)r->size, sizeof *all);
+    if (!all)
+        return vs_run_fail(r, -ENOMEM, "cannot allocate payload verdicts");
+    rc = r->bs->exchange(r->bs, &mine, all, sizeof mine);
+    if (rc) {
+        free(all);
+        return vs_run_fail(r, rc, "bootstrap exchange failed");
+    }
+    int was_valid = v->found.offset < 0;
+    for (int k = 0; k < 2 && k < r->size; k++) {
+        if (all[k].offset >= 0 && v->found.offset < 0) {
+            v->found = all[k];
+            v->from = 1 - k; /* rank k received what 1-k sent */
+        }
+    }
+    free(all);
+    if (was_valid && v->found.offset >= 0)
+        r->invalid_sizes++;
+    return 0;
+}
+
+void vs_validate_json(vs_run_t *r, vs_json_t *j)
+{
+    struct vs_validate *v = r->validate;
+    if (!r->opt->validate || !v)
+        return;
+    vs_json_kbool(j, "valid", v->found.offset < 0);
+    if (v->found.offset < 0)
+        return;
+    char dir[32];
+    snprintf(dir, sizeof dir, "%d->%d", v->from, 1 - v->from);
+    vs_json_key(j, "validation");
+    vs_json_obj_begin(j);
+    vs_json_kstr(j, "phase", v->found.phase == VS_VALIDATE_BEFORE ? "before" : "after");
+    vs_json_kint(j, "round", v->found.round);
+    vs_json_kstr(j, "direction", dir);
+    vs_json_kint(j, "offset", v->found.offset);
+    vs_json_kint(j, "expected", v->found.expected);
+    vs_json_kint(j, "got", v->found.got);
+    vs_json_kint(j, "differing_bytes", v->found.differing);
+    vs_json_obj_end(j);
+}
+
+void vs_validate_free(vs_run_t *r)
+{
+    struct vs_validate *v = r->validate;
+    if (!v)
+        return;
+    vs_run_buffer_free(r, &v->rbuf);
+    vs_run_buffer_free(r, &v->sbuf);
+    free(v->want);
+    free(v);
+    r->validate = NULL;
+}
