@@ -90,7 +90,7 @@ static void vs_sleep_ms(int ms)
         ;
 }
 
-/* ------------------------------------------------------- socket helpers */
+/* ------------------------------------------------------------ socket I/O */
 
 /* Wait for events on fd until deadline: 0, -ETIMEDOUT or -errno. */
 static int vs_fd_wait(int fd, short events, double deadline)

@@ -147,7 +147,7 @@ static void case_env(tally_t *t)
     }
 }
 
-/* --------------------------------------------------- bootstrap helpers */
+/* ------------------------------------------------ bootstrap exercises */
 
 /* All-gather and barrier checks done by one rank; returns 0 if all held. */
 static int rank_exercise(vs_bootstrap_t *bs)
