@@ -240,7 +240,8 @@ static int start_transport(core_t *core, const vs_options_t *o, const vs_module_
         if (rc == -ENOENT && !o->rendezvous) {
             fprintf(stderr, "versus-run: transport '%s' needs its peers: start it with "
                             "'versus-run --launch local -n 2 --transport %s ...', under mpirun/mpiexec/srun, "
-                            "or with --rendezvous HOST:PORT on every rank\n", o->transport, o->transport);
+                            "or by hand on every rank with VERSUS_RANK=R VERSUS_SIZE=N set and "
+                            "--rendezvous HOST:PORT (see docs/launching.md)\n", o->transport, o->transport);
             return EXIT_USAGE;
         }
         if (rc && rc != -ENOENT) {
