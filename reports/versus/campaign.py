@@ -135,18 +135,21 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
         if not ID_RE.match(rid):
             raise InputError(f"{where}: id {rid!r} may hold only letters, digits and _.+- "
                              "(it names the result file)")
-        variants = e.get("variants") or [e.get("variant", "blocking")]
+        variants = e.get("variants") or [e.get("variant", "blocking" if e.get("pattern", "pingpong")
+                                                in ("pingpong", "overhead") else "")]
         if isinstance(variants, str):
             variants = [variants]
         launches = int(e.get("launches", top_launches))
         if launches < 1:
             raise InputError(f"{where}: launches must be >= 1")
+        if scale < 1 and launches > 2:
+            launches = max(2, math.ceil(launches * scale))
         extra = e.get("extra_args", [])
         if not isinstance(extra, list):
             raise InputError(f"{where}: extra_args must be a list of strings")
         sizes = str(e.get("quick_sizes") if scale < 1 and e.get("quick_sizes") else e.get("sizes", "0:4M"))
         for variant in variants:
-            cid = rid if len(variants) == 1 else f"{rid}-{variant}"
+            cid = rid if len(variants) == 1 or not variant else f"{rid}-{variant}"
             for k in range(launches):
                 full = cid if launches == 1 else f"{cid}.L{k}"
                 if full in seen:
@@ -233,9 +236,9 @@ def choose_launcher(spec: RunSpec, environ: dict) -> str:
 def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = None) -> list[str]:
     """The full argv of one run, launcher included."""
     environ = os.environ if environ is None else environ
-    args = [runner, "--transport", spec.transport, "--pattern", spec.pattern,
-            "--variant", spec.variant, "--sizes", spec.sizes, "--out", str(out), "--quiet",
-            "--launch-id", str(spec.launch_id)]
+    args = [runner, "--transport", spec.transport, "--pattern", spec.pattern]
+    args += ["--variant", spec.variant] if spec.variant else []
+    args += ["--sizes", spec.sizes, "--out", str(out), "--quiet", "--launch-id", str(spec.launch_id)]
     for k, v in spec.options.items():
         args += ["--transport-opt", f"{k}={v}"]
     for flag, val in (("--iterations", spec.iterations), ("--iterations-large", spec.iterations_large),

@@ -49,6 +49,10 @@ def _emit(fig, name: str, pdf_dir: Path | None) -> dict:
     return out
 
 
+def _arr(values) -> list[float]:
+    return [float("nan") if v is None else float(v) for v in values]
+
+
 def _series(sizes: list[dict], key: str):
     pts = [s for s in sizes if s["bytes"] > 0 and s.get(key) is not None]
     return [s["bytes"] for s in pts], pts
@@ -82,7 +86,7 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
                                          else " (floor: lower bound)" if is_floor else "")
             ax.plot(x, y, "--" if is_floor else "-", marker="" if is_floor else ".", ms=3,
                     lw=1.6 if is_floor else 1.0, color=color, label=label)
-            ax.fill_between(x, lo, hi, color=color, alpha=0.18, lw=0)
+            ax.fill_between(x, _arr(lo), _arr(hi), color=color, alpha=0.18, lw=0)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
@@ -98,16 +102,19 @@ def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
                 transitions: list[dict], pdf_dir: Path | None = None) -> dict:
     """One configuration: median with its CI band, mean ± 3 sigma control limits,
     the fitted regimes and the detected transitions."""
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    fig, ax = plt.subplots(figsize=(7.0, 3.4))
     x, pts = _series(sizes, "median_us")
     if x:
         ax.fill_between(x, [p["median_ci_us"][0] if p["median_ci_us"] else p["median_us"] for p in pts],
                         [p["median_ci_us"][1] if p["median_ci_us"] else p["median_us"] for p in pts],
                         color=COLORS[0], alpha=0.25, lw=0, label="median 95 % CI")
         ax.plot(x, [p["median_us"] for p in pts], ".-", color=COLORS[0], ms=3, lw=1, label="median")
-        ax.plot(x, [max(p["ucl_us"], 1e-3) for p in pts], ":", color=COLORS[1], lw=1,
+        ax.plot(x, [p["ucl_us"] for p in pts], ":", color=COLORS[1], lw=1,
                 label="control limits (mean ± 3σ)")
-        ax.plot(x, [max(p["lcl_us"], 1e-3) for p in pts], ":", color=COLORS[1], lw=1)
+        ax.plot(x, [p["lcl_us"] if p["lcl_us"] > 0 else float("nan") for p in pts], ":", color=COLORS[1], lw=1)
+        meds = [p["median_us"] for p in pts if p["median_us"] > 0]
+        if meds:     # the curve decides the scale; wild control limits leave the frame
+            ax.set_ylim(min(meds) / 3, max(meds) * 10)
         for g in regimes:
             xs = [b for b in x if g["from_bytes"] <= b <= g["to_bytes"]]
             if len(xs) >= 2:

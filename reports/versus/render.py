@@ -17,7 +17,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": r"\textquotedbl{}",
+          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": "{''}",
           "±": r"\textpm{}", "µ": r"\textmu{}", "μ": r"\textmu{}", "×": r"\texttimes{}",
           "≥": r"$\geq$", "≤": r"$\leq$", "½": r"\textonehalf{}", "σ": r"$\sigma$", "·": r"$\cdot$",
           "–": "--", "—": "---", "…": r"\dots{}", "∞": r"$\infty$", "→": r"$\to$", "\n": " ", "\t": " "}
@@ -79,6 +79,8 @@ def fmt_value(v, kind: str = "text") -> str:
         return sig(v)
     if kind == "pct":
         return f"{v:.0f} %" if _finite(v) else "–"
+    if kind == "times":
+        return f"{sig(v)}×" if _finite(v) else "–"
     if kind == "ratio":
         return f"{v:.3f}" if _finite(v) else "–"
     if kind == "p":
@@ -120,8 +122,8 @@ def latex_env() -> jinja2.Environment:
     _common_filters(env)
     env.filters["e"] = lambda v: Markup(latex_escape(v))
     env.filters["raw"] = Markup
-    env.filters["colspec"] = lambda cols: "".join(
-        f"p{{{c['width']}\\linewidth}}" if c.get("width") else "l" if c.get("fmt", "text") == "text" else "r"
+    env.filters["colspec"] = lambda cols: Markup("").join(
+        Markup(f"p{{{c['width']}\\linewidth}}") if c.get("width") else "l" if c.get("fmt", "text") == "text" else "r"
         for c in cols)
     return env
 

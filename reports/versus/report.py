@@ -151,11 +151,11 @@ def summary_row(c: Config, floor: Config | None) -> dict:
            "bw": _ci(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"]) if rl else None,
            "n_half": _ci(rl["n_half_bytes"], rl["n_half_ci_bytes"]) if rl else None,
            "peak_bw": peak, "transitions": [t.label for t in a.transitions] if a else [],
-           "floor_latency_pct": None, "floor_bw_pct": None}
+           "floor_latency_x": None, "floor_bw_pct": None}
     if floor is not None and floor is not c and floor.sizes and first:
         f0 = next((s for s in floor.sizes if s["bytes"] == first["bytes"]), None)
         if f0 and f0["median_us"] > 0:
-            row["floor_latency_pct"] = first["median_us"] / f0["median_us"] * 100
+            row["floor_latency_x"] = first["median_us"] / f0["median_us"]
         fpeak = max((s["bandwidth_MBps"] for s in floor.sizes if s["bytes"] > 0), default=None)
         if fpeak and peak:
             row["floor_bw_pct"] = peak / fpeak * 100
@@ -170,7 +170,7 @@ SUMMARY_COLUMNS = [
     {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci"},
     {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci"},
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps"},
-    {"key": "floor_latency_pct", "title": "latency, % of shm floor", "fmt": "pct"},
+    {"key": "floor_latency_x", "title": "latency ÷ shm floor", "fmt": "times"},
     {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct"},
     {"key": "n_transitions", "title": "transitions", "fmt": "int"},
     {"key": "status", "title": "status", "fmt": "text"},

@@ -1,0 +1,83 @@
+"""Shared helpers of the report and campaign tests: run `versus` as a
+subprocess (with a timeout), render the example results, drive headless
+Chromium and pdflatex.  Missing browser or TeX is a failure, not a skip:
+quickstart.sh installs both."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+from vstest import check, fail, log  # noqa: E402,F401
+
+DATA = os.path.join(HERE, "data")
+EXAMPLE = os.path.join(DATA, "example")
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="versus-report-test-")
+
+
+def versus(args, timeout=600, env=None, check_rc=0):
+    """Run `python -m versus ARGS`; fail on a hang or an unexpected exit code."""
+    cmd = [sys.executable, "-m", "versus", *args]
+    e = dict(os.environ)
+    e.update(env or {})
+    log("$ " + " ".join(cmd))
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        fail(f"versus {' '.join(args)} did not finish within {timeout} s")
+    log(f"rc={p.returncode}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}---")
+    if check_rc is not None and p.returncode != check_rc:
+        fail(f"versus {args[0]}: expected exit {check_rc}, got {p.returncode}")
+    return p
+
+
+def need_tool(name):
+    path = shutil.which(name)
+    if not path:
+        fail(f"'{name}' is not installed (quickstart.sh installs it; the render tests must not skip)")
+    return path
+
+
+def chromium(args, timeout=120):
+    exe = need_tool("chromium")
+    profile = tempfile.mkdtemp(prefix="versus-chromium-")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run",
+           f"--user-data-dir={profile}", *args]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        fail(f"chromium did not finish within {timeout} s")
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return p
+
+
+def pdflatex(directory, timeout=180):
+    exe = need_tool("pdflatex")
+    for _ in range(2):          # twice: longtable widths settle on the second pass
+        try:
+            p = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+                               cwd=directory, capture_output=True, text=True, timeout=timeout,
+                               stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            fail(f"pdflatex did not finish within {timeout} s")
+        if p.returncode != 0:
+            errors = [ln for ln in p.stdout.splitlines() if ln.startswith("!")]
+            fail(f"pdflatex failed (exit {p.returncode}): {errors[:5]}\n{p.stdout[-3000:]}")
+    pdf = os.path.join(directory, "report.pdf")
+    check(os.path.getsize(pdf) > 1000, "pdflatex produced report.pdf")
+    return pdf
+
+
+def pdftotext(pdf):
+    exe = need_tool("pdftotext")
+    p = subprocess.run([exe, "-layout", pdf, "-"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "pdftotext reads the PDF")
+    return p.stdout

@@ -1,0 +1,38 @@
+"""Labels from configs and the environment reach HTML and LaTeX as text: a
+transport option `a_b&c<script>…%#\\` is escaped in both, the PDF shows it
+verbatim, and the page holds no script element."""
+import json
+import os
+
+from rtest import EXAMPLE, check, pdflatex, pdftotext, tmpdir, versus
+
+HOSTILE = "a_b&c<script>alert(1)</script>%50#1\\x"
+out = tmpdir()
+src = os.path.join(EXAMPLE, "shm.jsonl")
+dst = os.path.join(out, "hostile.jsonl")
+with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as g:
+    for line in f:
+        rec = json.loads(line)
+        if rec["record"] == "run":
+            rec["transport"]["options"] = {"label": HOSTILE}
+            rec["env"] = {"UCX_TLS": HOSTILE}
+        g.write(json.dumps(rec) + "\n")
+rep = os.path.join(out, "report")
+versus(["report", dst, "-o", rep, "--title", "Title with <b>bold</b> & 100% #1 \\ _x_"])
+
+html = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
+check("<script>" not in html, "no <script> element reaches the HTML")
+check("a_b&amp;c&lt;script&gt;alert(1)&lt;/script&gt;%50#1\\x" in html,
+      "the option value is HTML-escaped text in the tables")
+check("Title with &lt;b&gt;bold&lt;/b&gt; &amp; 100% #1 \\ _x_" in html, "the title is escaped")
+check("&lt;script&gt;" in html.split("<svg", 1)[1], "the plot titles escape the label too (SVG text)")
+
+tex = open(os.path.join(rep, "report.tex"), encoding="utf-8").read()
+want = r"a\_b\&c\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}\%50\#1\textbackslash{}x"
+check(want in tex, "the option value is LaTeX-escaped in report.tex")
+check(r"Title with \textless{}b\textgreater{}bold\textless{}/b\textgreater{} \& 100\% \#1 \textbackslash{} \_x\_" in tex,
+      "the title is LaTeX-escaped")
+text = pdftotext(pdflatex(rep))
+check("&c<script>alert(1)</script>%50#1\\x" in text.replace("\n", ""), "the PDF shows the label verbatim")
+check("&c<script>alert(1)</script>%50#1\\x" in open(os.path.join(rep, "samples.csv"), encoding="utf-8").read(),
+      "samples.csv keeps the label as data")
