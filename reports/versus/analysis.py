@@ -44,6 +44,7 @@ class Analysis:
             "fit": None if self.fit is None else {
                 "model": "T(n) = s + r*n per regime, one-way medians, penalised segmented least squares",
                 "relative_noise": self.fit.rel_noise, "penalty": self.fit.penalty,
+                "isolated_sizes_excluded": self.fit.excluded,
                 "min_bytes": int(self.fit.x[0]) if self.fit.x.size else None},
             "regimes": [g.summary() for g in self.fit.regimes] if self.fit else [],
             "transitions": [_transition_json(x) for x in self.transitions],

@@ -51,6 +51,9 @@ def format_summary(doc: dict) -> str:
                              _f(g["n_half_bytes"], "{:.0f}"), f"{g['residual_rel'] * 100:.2f} %"])
             parts.append(table(["from", "to", "latency us [95% CI]", "bandwidth MB/s [95% CI]",
                                 "n_half B", "resid"], rows))
+        if run["fit"] and run["fit"]["isolated_sizes_excluded"]:
+            parts.append("   isolated sizes (off both neighbours) left out of the fit: "
+                         + ", ".join(map(str, run["fit"]["isolated_sizes_excluded"])))
         if run["transitions"]:
             parts.append("   transitions:")
             for tr in run["transitions"]:

@@ -67,7 +67,7 @@ class Regime:
             hi = bw(r_ci[0])
             bw_ci = [bw(r_ci[1]) if r_ci[1] > 0 else None, hi]   # None = unbounded
         n_half = n_half_ci = None
-        if r > 0:
+        if r > 0 and s > 0:      # meaningless for an intercept at or below zero
             n_half = s / r
             # delta method on s/r
             g = np.array([1 / r, -s / (r * r)])
@@ -100,6 +100,25 @@ def relative_noise(x: np.ndarray, y: np.ndarray) -> float:
     scale = np.sqrt(1 + (1 - a) ** 2 + a ** 2)
     mad = float(np.median(np.abs(d / scale - np.median(d / scale))))
     return 1.4826 * mad
+
+
+def isolated_points(x: np.ndarray, y: np.ndarray, c: float, k: float = 6.0) -> np.ndarray:
+    """Boolean mask of points that depart from both neighbours alone (a spike,
+    not a step: both neighbours deviate the other way by about half as much),
+    such as seed 003's odd sizes.  They are kept in the statistics but left
+    out of the fit so that one size cannot create two regime boundaries."""
+    mask = np.zeros(x.size, dtype=bool)
+    if x.size < 7:
+        return mask
+    x0, x1, x2 = x[:-2], x[1:-1], x[2:]
+    a = (x1 - x0) / (x2 - x0)
+    d = (y[1:-1] - (y[:-2] + a * (y[2:] - y[:-2]))) / np.maximum(np.abs(y[1:-1]), 1e-12)
+    for i in range(1, d.size - 1):
+        big = abs(d[i]) > k * c
+        left, right = d[i - 1] / d[i] if d[i] else 0, d[i + 1] / d[i] if d[i] else 0
+        if big and -0.8 <= left <= -0.2 and -0.8 <= right <= -0.2:
+            mask[i + 1] = True
+    return mask
 
 
 def segment_costs_pelt(x, y, w, penalty, min_len=MIN_SEGMENT):
@@ -185,6 +204,7 @@ def fit_line(x, y, w):
 class SegmentedFit:
     regimes: list[Regime]
     rel_noise: float
+    excluded: list[int]            # bytes of isolated sizes left out of the fit
     penalty: float
     x: np.ndarray
     y: np.ndarray
@@ -192,7 +212,7 @@ class SegmentedFit:
 
 
 def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
-                  rel_noise=None, max_regimes=None) -> SegmentedFit:
+                  rel_noise=None, max_regimes=None, drop_isolated=True) -> SegmentedFit:
     """Segmented Hockney fit over points (x bytes, y one-way ns), sorted by x.
 
     penalty defaults to a BIC term: 3 parameters per regime (s, r, breakpoint)
@@ -203,16 +223,21 @@ def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
     order = np.argsort(x, kind="stable")
     x, y = x[order], y[order]
     se = np.zeros_like(y) if se is None else np.asarray(se, dtype=np.float64)[order]
-    m = x.size
     c = relative_noise(x, y) if rel_noise is None else rel_noise
     c = max(c, REL_NOISE_FLOOR)
+    excluded: list[int] = []
+    if drop_isolated:
+        iso = isolated_points(x, y, c)
+        excluded = [int(v) for v in x[iso]]
+        x, y, se = x[~iso], y[~iso], se[~iso]
+    m = x.size
     sigma = np.maximum(c * np.abs(y), se)
     sigma = np.maximum(sigma, 1e-9 * max(float(np.abs(y).max(initial=0)), 1.0))
     w = 1.0 / sigma ** 2
     if penalty is None:
         penalty = 3.0 * math.log(max(m, 2))
     if m < 2:
-        return SegmentedFit([], c, penalty, x, y, sigma)
+        return SegmentedFit([], c, excluded, penalty, x, y, sigma)
     if m < 2 * min_len:
         starts = [0]
     else:
@@ -228,4 +253,4 @@ def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
         regimes.append(Regime(a, b - 1, int(xs[0]), int(xs[-1]), s, r, cov, dof,
                               float(np.sqrt(np.mean(res ** 2))),
                               float(np.sqrt(np.mean((res / np.maximum(np.abs(ys), 1e-12)) ** 2)))))
-    return SegmentedFit(regimes, c, penalty, x, y, sigma)
+    return SegmentedFit(regimes, c, excluded, penalty, x, y, sigma)

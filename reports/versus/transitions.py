@@ -16,7 +16,7 @@ import numpy as np
 
 from .fit import SegmentedFit
 
-STEP_SIGMAS = 4.0          # jump significance against the lines' prediction error
+STEP_SIGMAS = 3.0          # jump significance against the lines' prediction error
 STEP_NOISE_SIGMAS = 2.0    # ... and against the scatter of one point
 MATCH_TOLERANCE = 0.05     # relative slack when matching a configured threshold
 
