@@ -1,0 +1,98 @@
+"""Every new pattern (overhead, stream, bistream, doublebuffer) runs over one
+backend with payload checks on, and writes the documented records.
+
+usage: patterns_backend.py BACKEND     (openmpi, mpich, ucx, ofi-tcp, ofi-shm, shm, tcp)
+
+Claims checked, per pattern: exit 0 and end status "ok"; one size record per
+size in order with the requested sample count; the pattern's series are all
+present, as long as samples_ns, positive integers; every size is "valid"
+(payloads checked in both directions); the run record carries the pattern,
+its variant, "validate": true and its parameters (window, progress mode);
+the stdout table has the pattern's own columns and one row per size; and the
+numbers mean what they say: overhead's send + receive times add up to its
+round trip, 1 MiB takes longer than 8 B in every pattern, and the double
+buffer's compute-only time grows with the buffer.
+"""
+import os
+import sys
+
+import vstest as vt
+from common import positive_ints, prepare
+
+SIZES = [0, 8, 9000, 1 << 20]
+SPEC = "0,8,9000,1M"
+ITER, ITER_LARGE = 12, 5
+WINDOW = 16
+
+
+def run_pattern(label, launcher, base, pattern, extra, d):
+    out = os.path.join(d, f"{pattern}{'-'.join(extra).replace('=', '')}.jsonl")
+    args = base + ["--pattern", pattern, "--sizes", SPEC, "--iterations", str(ITER),
+                   "--iterations-large", str(ITER_LARGE), "--warmup", "3", "--warmup-large", "1",
+                   "--validate", "--out", out, "--timeout", "40"] + extra
+    p = vt.run(args, launcher=launcher, timeout=90)
+    vt.check(p.returncode == 0, f"{label} {pattern} {' '.join(extra)} exits 0 (got {p.returncode})")
+    run, sizes, end = vt.read_jsonl(out)
+    vt.check(end is not None and end["status"] == "ok" and end["sizes_completed"] == len(SIZES),
+             f"{pattern}: end record says ok after {len(SIZES)} sizes")
+    vt.check(run["pattern"] == pattern and run["validate"] is True, f"{pattern}: pattern and validate recorded")
+    vt.check([s["bytes"] for s in sizes] == SIZES, f"{pattern}: sizes {SIZES} in order")
+    large = run["iterations"]["large_from_bytes"]
+    for s in sizes:
+        want = ITER_LARGE if s["bytes"] >= large else ITER
+        vt.check(s["iterations"] == want == len(s["samples_ns"]) and positive_ints(s["samples_ns"]),
+                 f"{pattern} {s['bytes']} B: {want} positive samples")
+        vt.check(s.get("valid") is True and "validation" not in s, f"{pattern} {s['bytes']} B: payloads valid")
+    rows = [ln for ln in p.stdout.splitlines() if ln and not ln.startswith("#")]
+    vt.check(len(rows) == len(SIZES), f"{pattern}: stdout table has one row per size")
+    return run, {s["bytes"]: s for s in sizes}, p.stdout
+
+
+def low(s, key="samples_ns"):
+    """Fastest sample: comparisons of sizes use it, as it is the least disturbed by other load."""
+    return min(s[key])
+
+
+def main():
+    label = sys.argv[1]
+    _, launcher, base = prepare(label)
+    d = vt.tmpdir()
+
+    for variant in ("blocking", "nonblocking"):
+        run, by, out = run_pattern(label, launcher, base, "overhead", ["--variant", variant], d)
+        vt.check(run["variant"] == variant, f"overhead: variant {variant} recorded")
+        vt.check("Send [us]" in out and "Recv [us]" in out, "overhead table shows send and receive times")
+        for b, s in by.items():
+            vt.check(positive_ints(s["send_ns"]) and positive_ints(s["recv_ns"])
+                     and len(s["send_ns"]) == len(s["recv_ns"]) == s["iterations"],
+                     f"overhead {b} B: send_ns and recv_ns, one per sample")
+            gap = max(abs(t - (a + r)) for t, a, r in zip(s["samples_ns"], s["send_ns"], s["recv_ns"]))
+            vt.check(gap <= 2, f"overhead {b} B: send + receive = round trip per sample (max gap {gap} ns)")
+        vt.check(low(by[1 << 20]) > low(by[8]), "overhead: 1 MiB iterations take longer than 8 B")
+
+    for pattern in ("stream", "bistream"):
+        run, by, out = run_pattern(label, launcher, base, pattern, ["--window", str(WINDOW)], d)
+        vt.check(run["pattern_params"].get("window") == WINDOW, f"{pattern}: window {WINDOW} recorded")
+        vt.check("Bandwidth [MB/s]" in out and "Rate [msg/s]" in out, f"{pattern} table shows MB/s and msg/s")
+        vt.check(low(by[1 << 20]) > low(by[8]), f"{pattern}: a window of 1 MiB messages takes longer than of 8 B")
+
+    for progress in ("none", "poll=1024"):
+        run, by, out = run_pattern(label, launcher, base, "doublebuffer", ["--progress", progress], d)
+        pp = run["pattern_params"]
+        vt.check(pp.get("progress") == progress.split("=")[0], f"doublebuffer: progress mode {progress} recorded")
+        if progress != "none":
+            vt.check(pp.get("poll_every") == 1024, "doublebuffer: poll interval recorded")
+        vt.check("Overlap [%]" in out, "doublebuffer table shows the overlap")
+        for b, s in by.items():
+            vt.check(positive_ints(s["compute_ns"]) and positive_ints(s["comm_ns"])
+                     and len(s["compute_ns"]) == len(s["comm_ns"]) == s["iterations"],
+                     f"doublebuffer {b} B: compute_ns and comm_ns, one per sample")
+        c1m, c8 = low(by[1 << 20], "compute_ns"), low(by[8], "compute_ns")
+        vt.check(c1m > 20 * c8 and c1m > 20000, f"doublebuffer: summing 2 x 1 MiB ({c1m:.0f} ns) really "
+                 f"sums (8 B: {c8:.0f} ns)")
+        vt.check(low(by[1 << 20]) > low(by[8]), "doublebuffer: 1 MiB pairs take longer than 8 B pairs")
+        vt.check(low(by[1 << 20], "comm_ns") > low(by[8], "comm_ns"), "doublebuffer: moving 1 MiB takes longer than 8 B")
+
+
+if __name__ == "__main__":
+    main()
