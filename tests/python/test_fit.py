@@ -95,3 +95,11 @@ def test_pure_noise_on_a_line_gives_no_transition(make_run):
         a = analyse_run(make_run(synth.hockney(3000, 0.2), DENSE, count=30, seed=100 + seed))
         hits += len(a.transitions)
     assert hits <= 2
+
+
+def test_one_odd_size_is_left_out_of_the_fit_and_makes_no_transition(make_run):
+    base = synth.hockney(2000, 0.5)
+    model = lambda n: base(n) + (2000 if n == 3008 else 0)     # seed 003: an odd size costs more
+    a = analyse_run(make_run(model, DENSE, count=60, seed=8))
+    assert a.fit.excluded == [3008]
+    assert not a.transitions and len(a.fit.regimes) == 1
