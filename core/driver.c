@@ -1,95 +1,354 @@
-/* The size loop shared by every pattern: for each size, warm up, choose
- * the batch, measure, write the record, add the table row. */
+/* The size loop shared by every pattern.  Sizes are visited pass by pass
+ * (pass 0: the schedule; then adaptive refinement), round by round, in the
+ * order --order asks for.  A visit warms up, chooses the batch (first visit
+ * only), measures one or more chunks of samples, and writes a size record;
+ * with --precision rank 0 decides after every chunk whether the size goes on.
+ * A size's table row is added when it is done.  docs/methodology.md */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pattern.h"
+#include "precision.h"
+#include "schedule.h"
 #include "validate.h"
 
-enum { MAX_BATCH = 100000 };
+enum { MAX_BATCH = 100000, REWARM_DIV = 10 };
+/* A precision chunk lasts at least this long, so that the out-of-band
+ * decision after it (tens of microseconds) costs well under 1 %. */
+#define MIN_CHUNK_NS 5e6
+
+typedef struct size_state {
+    size_t bytes;
+    int pass;
+    long batch;         /* chosen at the first visit and kept */
+    long visits;
+    long n, cap;        /* samples so far */
+    int64_t *s[VS_MAX_SERIES];
+    uint64_t elapsed_ns;
+    long next;          /* --precision: samples of the next chunk */
+    double median_ns;   /* of series[0], once done (rank 0) */
+    int done;
+} size_state_t;
 
 typedef struct driver {
     vs_run_t *r;
     const vs_pattern_t *p;
     void *state;
     int n_series;
-    int64_t *series[VS_MAX_SERIES];
-    long capacity;
+    int64_t *probe;
+    int64_t *scratch;
+    long scratch_cap;
+    size_state_t *st;
+    size_t n_st, cap_st;
+    long position;
+    vs_precision_req_t preq;
 } driver_t;
 
-static int measure_size(driver_t *d, size_t bytes)
+static int grow(driver_t *d, size_state_t *st, long need)
+{
+    if (need <= st->cap)
+        return 0;
+    long cap = st->cap ? st->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    for (int k = 0; k < d->n_series; k++) {
+        int64_t *v = realloc(st->s[k], (size_t)cap * sizeof *v);
+        if (!v)
+            return vs_run_fail(d->r, -ENOMEM, "cannot allocate sample storage");
+        st->s[k] = v;
+    }
+    st->cap = cap;
+    return 0;
+}
+
+static void release(driver_t *d, size_state_t *st)
+{
+    for (int k = 0; k < d->n_series; k++) {
+        free(st->s[k]);
+        st->s[k] = NULL;
+    }
+    st->cap = 0;
+}
+
+/* Median and relative CI half-width of series[0] of st so far (rank 0),
+ * computed on a copy: the samples keep their time order. */
+static int size_ci(driver_t *d, size_state_t *st, double *median, double *rel)
+{
+    if (st->n > d->scratch_cap) {
+        int64_t *v = realloc(d->scratch, (size_t)st->cap * sizeof *v);
+        if (!v)
+            return vs_run_fail(d->r, -ENOMEM, "cannot allocate sample storage");
+        d->scratch = v;
+        d->scratch_cap = st->cap;
+    }
+    memcpy(d->scratch, st->s[0], (size_t)st->n * sizeof *d->scratch);
+    double lo, hi;
+    vs_median_ci(d->scratch, st->n, median, &lo, &hi, rel);
+    return 0;
+}
+
+/* Fixed repetitions: samples of visit v when a size's samples are spread
+ * over R rounds. */
+static long quota(long iters, long rounds, long v)
+{
+    return iters / rounds + (v < iters % rounds ? 1 : 0);
+}
+
+static int visit(driver_t *d, size_state_t *st, long round)
 {
     vs_run_t *r = d->r;
     const vs_options_t *o = r->opt;
+    const vs_method_t *m = &o->method;
+    size_t bytes = st->bytes;
     int large = bytes >= o->large_from;
     long warm = large ? o->warmup_large : o->warmup;
     long iters = large ? o->iterations_large : o->iterations;
+    int precise = m->precision > 0;
     int rc;
 
+    if (st->visits > 0)
+        warm = (warm + REWARM_DIV - 1) / REWARM_DIV; /* back after other sizes: a short warm-up */
     if ((rc = vs_validate_size(r, bytes, VS_VALIDATE_BEFORE)))
         return rc;
     vs_watchdog_phase(r->wd, "warm-up", bytes);
     if ((rc = r->bs->barrier(r->bs)))
         return vs_run_fail(r, rc, "bootstrap barrier failed");
     double unit_ns = 0;
-    if ((rc = d->p->warmup(r, d->state, bytes, warm, d->series[0], &unit_ns)))
+    if ((rc = d->p->warmup(r, d->state, bytes, warm, d->probe, &unit_ns)))
         return rc;
-    /* batch: fixed, or chosen by rank 0 from the warm-up's typical unit */
-    long batch = o->batch;
-    if (!batch)
-        batch = unit_ns > 0 ? vs_timer_batch_for(&r->timer, unit_ns - r->timer.cost_ns, MAX_BATCH) : 1;
-    if ((rc = vs_run_bcast_long(r, &batch)))
-        return rc;
+    if (!st->batch) {
+        /* batch: fixed, or chosen by rank 0 from the warm-up's typical unit */
+        long batch = o->batch;
+        if (!batch)
+            batch = unit_ns > 0 ? vs_timer_batch_for(&r->timer, unit_ns - r->timer.cost_ns, MAX_BATCH) : 1;
+        if ((rc = vs_run_bcast_long(r, &batch)))
+            return rc;
+        st->batch = batch;
+    }
 
-    vs_watchdog_phase(r->wd, "measuring", bytes);
-    uint64_t start = vs_now_ns();
-    if ((rc = d->p->measure(r, d->state, bytes, batch, iters, d->series)))
-        return rc;
-    uint64_t elapsed = vs_now_ns() - start;
+    long first = st->n, chunk = precise ? st->next : quota(iters, m->rounds, st->visits);
+    uint64_t visit_ns = 0;
+    double median = NAN, rel = INFINITY;
+    vs_stop_t stop = VS_STOP_NONE;
+    for (;;) {
+        if ((rc = grow(d, st, st->n + chunk)))
+            return rc;
+        int64_t *at[VS_MAX_SERIES];
+        for (int k = 0; k < d->n_series; k++)
+            at[k] = st->s[k] + st->n;
+        vs_watchdog_phase(r->wd, "measuring", bytes);
+        uint64_t start = vs_now_ns();
+        if ((rc = d->p->measure(r, d->state, bytes, st->batch, chunk, at)))
+            return rc;
+        uint64_t elapsed = vs_now_ns() - start;
+        if (r->rank == 0)
+            for (int k = 0; k < d->n_series; k++)
+                for (long i = 0; i < chunk; i++)
+                    if (at[k][i] <= 0)
+                        at[k][i] = 1; /* below the clock's resolution: never report 0 */
+        st->n += chunk;
+        st->elapsed_ns += elapsed;
+        visit_ns += elapsed;
+        if (!precise) {
+            st->done = st->visits + 1 >= m->rounds;
+            break;
+        }
+        /* rank 0 decides: > 0 the next chunk's samples, <= 0 stop (-reason) */
+        long next = 0;
+        if (r->rank == 0) {
+            if ((rc = size_ci(d, st, &median, &rel)))
+                return rc;
+            stop = vs_precision_next(&d->preq, st->n, rel, (double)st->elapsed_ns, median * (double)st->batch, &next);
+            if (stop)
+                next = -(long)stop;
+        }
+        if ((rc = vs_run_bcast_long(r, &next)))
+            return rc;
+        if (next <= 0) {
+            stop = (vs_stop_t)-next;
+            st->done = 1;
+            break;
+        }
+        st->next = chunk = next;
+        if (m->order != VS_ORDER_SEQUENTIAL)
+            break; /* one chunk per visit: the other sizes come in between */
+    }
+    st->visits++;
     if ((rc = vs_validate_size(r, bytes, VS_VALIDATE_AFTER)))
         return rc;
+    long position = d->position++;
     if (r->rank != 0)
         return 0;
-    for (int k = 0; k < d->n_series; k++)
-        for (long i = 0; i < iters; i++)
-            if (d->series[k][i] <= 0)
-                d->series[k][i] = 1; /* below the clock's resolution: never report 0 */
-    if ((rc = vs_run_write_size(r, d->p, bytes, warm, batch, d->series, iters, elapsed)))
+    if (!precise && (rc = size_ci(d, st, &median, &rel)))
         return rc;
-    rc = d->p->summarise ? d->p->summarise(r, bytes, d->series, iters)
-                         : vs_table_add_pingpong(r->table, bytes, d->series[0], iters);
+    vs_visit_t v = {.round = round, .position = position, .pass = st->pass, .precision = rel,
+                    .stop = st->done ? vs_stop_name(stop) : NULL};
+    int64_t *rec[VS_MAX_SERIES];
+    for (int k = 0; k < d->n_series; k++)
+        rec[k] = st->s[k] + first;
+    r->visit = &v;
+    rc = vs_run_write_size(r, d->p, bytes, warm, st->batch, rec, st->n - first, visit_ns);
+    r->visit = NULL;
+    if (rc)
+        return rc;
+    if (!st->done)
+        return 0;
+    st->median_ns = median;
+    rc = d->p->summarise ? d->p->summarise(r, bytes, st->s, st->n)
+                         : vs_table_add_pingpong(r->table, bytes, st->s[0], st->n);
     if (rc)
         return vs_run_fail(r, rc, "cannot summarise %zu B", bytes);
+    release(d, st); /* only the median is needed from here on */
     return 0;
+}
+
+static int add_sizes(driver_t *d, const size_t *v, size_t n, int pass)
+{
+    if (d->n_st + n > d->cap_st) {
+        size_t cap = d->cap_st ? d->cap_st : 64;
+        while (cap < d->n_st + n)
+            cap *= 2;
+        size_state_t *st = realloc(d->st, cap * sizeof *st);
+        if (!st)
+            return vs_run_fail(d->r, -ENOMEM, "cannot allocate the schedule");
+        d->st = st;
+        d->cap_st = cap;
+    }
+    for (size_t i = 0; i < n; i++)
+        d->st[d->n_st++] = (size_state_t){.bytes = v[i], .pass = pass, .next = d->r->opt->method.min_iterations};
+    return 0;
+}
+
+/* Visit sizes [from, to) round after round until every one is done. */
+static int run_pass(driver_t *d, size_t from, size_t to, int pass)
+{
+    const vs_method_t *m = &d->r->opt->method;
+    size_t n = to - from;
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    if (!idx)
+        return vs_run_fail(d->r, -ENOMEM, "cannot allocate the schedule");
+    int rc = 0, any = 1;
+    for (long round = 0; !rc && any; round++) {
+        vs_schedule_order(idx, n, m->order == VS_ORDER_SHUFFLED, m->seed, pass, round);
+        any = 0;
+        for (size_t i = 0; !rc && i < n; i++) {
+            size_state_t *st = &d->st[from + idx[i]];
+            if (st->done)
+                continue;
+            any = 1;
+            rc = visit(d, st, round);
+        }
+    }
+    free(idx);
+    return rc;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+    const vs_point_t *x = a, *y = b;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* Rank 0 picks the next pass's sizes; every rank gets them. */
+static int adaptive_next(driver_t *d, int pass, size_t **out, long *count)
+{
+    vs_run_t *r = d->r;
+    const vs_method_t *m = &r->opt->method;
+    long budget = m->adaptive_max_sizes - (long)d->n_st;
+    long n = 0;
+    size_t *v = NULL;
+    int rc = 0;
+    if (r->rank == 0 && budget > 0) {
+        vs_point_t *pts = malloc(d->n_st * sizeof *pts);
+        v = malloc(2 * d->n_st * sizeof *v);
+        if (!pts || !v) {
+            free(pts);
+            free(v);
+            return vs_run_fail(r, -ENOMEM, "cannot allocate the schedule");
+        }
+        for (size_t i = 0; i < d->n_st; i++)
+            pts[i] = (vs_point_t){.bytes = d->st[i].bytes, .t = d->st[i].median_ns, .pass = d->st[i].pass};
+        qsort(pts, d->n_st, sizeof *pts, cmp_point);
+        vs_adaptive_req_t q = {.tol = m->adaptive_tol, .gap_b = m->adaptive_gap_b, .gap_frac = m->adaptive_gap_frac,
+                               .budget = budget};
+        n = vs_adaptive_next(pts, d->n_st, pass + 1, &q, v, NULL, 2 * d->n_st);
+        free(pts);
+        if (n < 0)
+            n = 0;
+    }
+    if ((rc = vs_run_bcast_long(r, &n)))
+        goto free_sizes;
+    if (r->rank != 0 && n > 0 && !(v = malloc((size_t)n * sizeof *v))) {
+        rc = vs_run_fail(r, -ENOMEM, "cannot allocate the schedule");
+        goto free_sizes;
+    }
+    for (long i = 0; i < n; i++) {
+        long b = r->rank == 0 ? (long)v[i] : 0;
+        if ((rc = vs_run_bcast_long(r, &b)))
+            goto free_sizes;
+        v[i] = (size_t)b;
+    }
+    *out = v;
+    *count = n;
+    return 0;
+free_sizes:
+    free(v);
+    return rc;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const vs_table_row_t *x = a, *y = b;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
 int vs_driver_run(vs_run_t *r, const vs_pattern_t *p)
 {
     const vs_options_t *o = r->opt;
+    const vs_method_t *m = &o->method;
     driver_t d = {.r = r, .p = p};
+    d.preq = (vs_precision_req_t){.target = m->precision, .min_n = m->min_iterations, .max_n = m->max_iterations,
+                                  .max_ns = m->max_seconds * 1e9, .min_chunk_ns = MIN_CHUNK_NS};
     size_t max = 0;
     for (size_t i = 0; i < o->sizes.n; i++)
         if (o->sizes.v[i] > max)
             max = o->sizes.v[i];
-    long cap = o->iterations;
-    const long counts[] = {o->iterations_large, o->warmup, o->warmup_large};
-    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-        if (counts[i] > cap)
-            cap = counts[i];
-    d.capacity = cap;
+    long probe = o->warmup > o->warmup_large ? o->warmup : o->warmup_large;
     int rc = 0;
     for (d.n_series = 0; d.n_series < VS_MAX_SERIES && p->series[d.n_series]; d.n_series++)
-        if (!(d.series[d.n_series] = calloc((size_t)cap, sizeof(int64_t))))
-            rc = vs_run_fail(r, -ENOMEM, "cannot allocate sample storage");
+        ;
+    if (!(d.probe = calloc((size_t)(probe > 0 ? probe : 1), sizeof *d.probe)))
+        rc = vs_run_fail(r, -ENOMEM, "cannot allocate sample storage");
+    if (!rc)
+        rc = add_sizes(&d, o->sizes.v, o->sizes.n, 0);
     if (!rc)
         rc = p->setup(r, max, &d.state);
-    for (size_t i = 0; !rc && i < o->sizes.n; i++)
-        rc = measure_size(&d, o->sizes.v[i]);
+    size_t from = 0;
+    for (int pass = 0; !rc; pass++) {
+        size_t to = d.n_st;
+        if ((rc = run_pass(&d, from, to, pass)) || !m->adaptive)
+            break;
+        size_t *v = NULL;
+        long n = 0;
+        if ((rc = adaptive_next(&d, pass, &v, &n)) || n == 0)
+            break;
+        rc = add_sizes(&d, v, (size_t)n, pass + 1);
+        free(v);
+        r->table->planned += (size_t)n;
+        from = to;
+    }
+    /* rows in size order, whatever the visiting order */
+    if (r->rank == 0 && r->table->rows && (m->order != VS_ORDER_SEQUENTIAL || m->adaptive))
+        qsort(r->table->rows, r->table->n, sizeof *r->table->rows, cmp_row);
     if (d.state)
         p->teardown(r, d.state); /* setup sets *state first, so partial setups are undone too */
     vs_validate_free(r);
-    for (int k = 0; k < d.n_series; k++)
-        free(d.series[k]);
+    for (size_t i = 0; i < d.n_st; i++)
+        release(&d, &d.st[i]);
+    free(d.st);
+    free(d.scratch);
+    free(d.probe);
     return rc;
 }

@@ -182,6 +182,7 @@ static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const 
     vs_json_kstr(&j, "clock", r->timer.clock);
     vs_json_knum(&j, "resolution_ns", r->timer.resolution_ns);
     vs_json_knum(&j, "cost_ns", r->timer.cost_ns);
+    vs_timer_json_extra(&r->timer, &j);
     vs_json_obj_end(&j);
     vs_json_key(&j, "schedule");
     vs_json_obj_begin(&j);
@@ -191,7 +192,7 @@ static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const 
     for (size_t i = 0; i < o->sizes.n; i++)
         vs_json_int(&j, (int64_t)o->sizes.v[i]);
     vs_json_arr_end(&j);
-    vs_json_kstr(&j, "order", "sequential");
+    vs_method_schedule_json(&o->method, &j);
     vs_json_obj_end(&j);
     vs_json_key(&j, "iterations");
     vs_json_obj_begin(&j);
@@ -204,6 +205,7 @@ static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const 
         vs_json_kint(&j, "batch", o->batch);
     else
         vs_json_kstr(&j, "batch", "auto");
+    vs_method_iterations_json(&o->method, &j);
     vs_json_obj_end(&j);
     vs_json_knum(&j, "timeout_s", o->timeout_s);
     vs_json_key(&j, "placement");
@@ -379,7 +381,7 @@ static int run(const vs_options_t *o)
         code = EXIT_FAIL;
         goto close_transport;
     }
-    vs_timer_calibrate(&r.timer);
+    vs_timer_calibrate(&r.timer, o->method.clock == VS_CLOCK_TSC);
     if (writer) {
         if ((rc = write_run_record(&r, &info, &lenv, hosts, HOST_LEN, pl))) {
             fprintf(stderr, "versus-run: cannot write %s: %s\n", o->out, strerror(-rc));

@@ -48,6 +48,27 @@ void vs_options_usage(FILE *out)
 "                            after each size (outside the timed loop); a mismatch\n"
 "                            marks the size invalid and the run exits 1\n"
 "\n"
+"Method (docs/methodology.md)\n"
+"      --perturb K           also measure every size at -K and +K bytes (NetPIPE style)\n"
+"      --adaptive            after the schedule, add sizes between neighbours where the\n"
+"                            midpoint departs from their straight line, pass by pass\n"
+"      --adaptive-tol P      departure that asks for refinement, %% (default 5)\n"
+"      --adaptive-min-gap G  closest spacing: bytes (e.g. 8) or %% of the size (e.g. 1%%);\n"
+"                            default the larger of 8 B and 1 %%\n"
+"      --adaptive-max-sizes N  at most N sizes in the whole run (default 200)\n"
+"      --order ORDER         sequential (default: each size in one go, ascending),\n"
+"                            shuffled (seeded random order), interleaved (every size\n"
+"                            in R rounds of a few samples each)\n"
+"      --rounds R            rounds for interleaved (default 10) or shuffled (default 1)\n"
+"      --seed N              seed of the shuffled order (default: drawn, recorded)\n"
+"      --precision P         measure each size until the 95 %% confidence interval of its\n"
+"                            median is within P %% of it (instead of --iterations)\n"
+"      --min-iterations N    with --precision: samples before stopping (default 100)\n"
+"      --max-iterations N    with --precision: most samples per size (default 100000)\n"
+"      --max-seconds-per-size S  with --precision: measuring time budget (default 10)\n"
+"      --clock CLOCK         monotonic (default; CLOCK_MONOTONIC) or tsc (the invariant\n"
+"                            time-stamp counter, calibrated; pingpong only)\n"
+"\n"
 "Output\n"
 "  -O, --out FILE            write results as JSON Lines (docs/results-schema.md);\n"
 "                            each size is flushed as it completes\n"
@@ -128,6 +149,7 @@ static const struct option long_opts[] = {
     {"placement", required_argument, 0, OPT_PLACEMENT},
     {"cpus", required_argument, 0, OPT_CPUS},
     {"topology", no_argument, 0, OPT_TOPOLOGY},
+    VS_METHOD_LONG_OPTS,
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -148,6 +170,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     o->timeout_s = 60;
     o->nprocs = 2;
     o->placement = "auto";
+    vs_method_defaults(&o->method);
     long v;
     int c, rc = 0;
     optind = 1;
@@ -242,6 +265,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         }
         case OPT_PLACEMENT: o->placement = optarg; break;
         case OPT_CPUS: o->cpus = optarg; break;
+        case VS_OPT_METHOD_FIRST ... VS_OPT_METHOD_LAST: rc = vs_method_parse(&o->method, c, optarg, err, errlen); break;
         case 'h': o->action = VS_ACTION_HELP; return 0;
         case OPT_VERSION: o->action = VS_ACTION_VERSION; return 0;
         case ':':
@@ -294,7 +318,9 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         snprintf(err, errlen, "--out needs a file name");
         return -EINVAL;
     }
-    return vs_sizes_parse(o->sizes_spec, &o->sizes, err, errlen);
+    if ((rc = vs_sizes_parse(o->sizes_spec, &o->sizes, err, errlen)))
+        return rc;
+    return vs_method_check(o, err, errlen);
 }
 
 void vs_options_free(vs_options_t *o)

@@ -8,6 +8,7 @@
 
 #include <versus/transport.h>
 
+#include "method.h"
 #include "sizes.h"
 
 #define VS_MAX_TOPTS 32
@@ -40,6 +41,7 @@ typedef struct vs_options {
     const char *placement;
     const char *cpus;
     long launch_id;
+    vs_method_t method;      /* schedule, order, repetitions, clock (method.h) */
     int quiet, verbose;
     int argc;
     char **argv;

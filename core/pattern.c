@@ -1,4 +1,5 @@
 #include "pattern.h"
+#include "schedule.h"
 #include "validate.h"
 
 #include <errno.h>
@@ -95,6 +96,7 @@ int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long war
     }
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     vs_validate_json(r, &j);
+    vs_visit_json(r->visit, &j);
     vs_json_obj_end(&j);
     int rc = vs_writer_record(r->writer, &j, 1);
     vs_json_free(&j);

@@ -26,6 +26,7 @@ typedef struct vs_run {
     vs_table_t *table;     /* rank 0: what stdout shows at the end */
     struct vs_validate *validate; /* --validate: payload checks (validate.c) */
     long invalid_sizes;    /* sizes whose payload check failed */
+    const struct vs_visit *visit; /* the size record's round, position, pass, precision (schedule.h) */
     int rank, size;
     char err[512];         /* why the pattern failed */
 } vs_run_t;

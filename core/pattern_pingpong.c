@@ -64,11 +64,11 @@ static int pp_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *pr
         return 0;
     /* each warm-up round trip timed alone: the median estimates one unit */
     for (long i = 0; i < n; i++) {
-        uint64_t t0 = vs_now_ns();
+        uint64_t t0 = vs_timer_read(&r->timer);
         int rc = round_trip(r, p, bytes);
         if (rc)
             return vs_run_fail(r, rc, "warm-up round trip of %zu B failed", bytes);
-        probe[i] = (int64_t)(vs_now_ns() - t0);
+        probe[i] = (int64_t)(vs_timer_read(&r->timer) - t0);
         vs_watchdog_beat(r->wd);
     }
     if (n > 0)
@@ -82,14 +82,14 @@ static int pp_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n
     if (r->rank > 1)
         return 0;
     int64_t *samples = series[0];
-    uint64_t prev = vs_now_ns();
+    uint64_t prev = vs_timer_read(&r->timer);
     for (long i = 0; i < n; i++) {
         for (long k = 0; k < batch; k++) {
             int rc = round_trip(r, p, bytes);
             if (rc)
                 return vs_run_fail(r, rc, "round trip of %zu B failed", bytes);
         }
-        uint64_t now = vs_now_ns();
+        uint64_t now = vs_timer_read(&r->timer);
         samples[i] = (int64_t)((now - prev + (uint64_t)batch / 2) / (uint64_t)batch);
         prev = now;
         vs_watchdog_beat(r->wd);

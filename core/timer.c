@@ -2,16 +2,23 @@
 
 #include <math.h>
 
-void vs_timer_calibrate(vs_timer_info_t *info)
+void vs_timer_calibrate(vs_timer_info_t *info, int use_tsc)
 {
-    info->clock = "CLOCK_MONOTONIC";
+    *info = (vs_timer_info_t){.clock = "CLOCK_MONOTONIC", .tsc_invariant = vs_tsc_invariant()};
+    if (use_tsc && info->tsc_invariant) {
+        info->tsc_hz = vs_tsc_calibrate(5, 10, &info->tsc_error_ppm);
+        info->ns_per_tick = 1e9 / info->tsc_hz;
+        info->tsc_base = vs_tsc_read();
+        info->use_tsc = 1;
+        info->clock = "tsc";
+    }
     /* cost: best of several blocks of back-to-back reads (the machine is noisy) */
     enum { BLOCK = 20000, BLOCKS = 7 };
     double best = INFINITY;
     for (int b = 0; b < BLOCKS; b++) {
-        uint64_t t0 = vs_now_ns(), t = t0;
+        uint64_t t0 = vs_timer_read(info), t = t0;
         for (int i = 0; i < BLOCK; i++)
-            t = vs_now_ns();
+            t = vs_timer_read(info);
         double per = (double)(t - t0) / BLOCK;
         if (per < best)
             best = per;
@@ -20,8 +27,8 @@ void vs_timer_calibrate(vs_timer_info_t *info)
     /* resolution: smallest non-zero difference between consecutive reads */
     uint64_t step = UINT64_MAX;
     for (int i = 0; i < 200000 && step > 1; i++) {
-        uint64_t a = vs_now_ns(), b;
-        while ((b = vs_now_ns()) == a)
+        uint64_t a = vs_timer_read(info), b;
+        while ((b = vs_timer_read(info)) == a)
             ;
         if (b - a < step)
             step = b - a;
@@ -41,4 +48,14 @@ long vs_timer_batch_for(const vs_timer_info_t *info, double rtt_ns, long max_k)
     if (k > (double)max_k)
         k = (double)max_k;
     return (long)k;
+}
+
+void vs_timer_json_extra(const vs_timer_info_t *info, vs_json_t *j)
+{
+    vs_json_kbool(j, "tsc_invariant", info->tsc_invariant);
+    if (!info->use_tsc)
+        return;
+    vs_json_knum(j, "tsc_hz", info->tsc_hz);
+    vs_json_knum(j, "tsc_calibration_error_ppm", info->tsc_error_ppm);
+    vs_json_kstr(j, "tsc_calibrated_against", "CLOCK_MONOTONIC");
 }

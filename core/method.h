@@ -1,0 +1,72 @@
+/* Measurement method options: schedule refinement (--perturb, --adaptive),
+ * visiting order (--order, --seed, --rounds), repetitions to a precision
+ * target (--precision and its bounds) and the clock (--clock).  Parsed here
+ * so that options.c only routes them (docs/methodology.md). */
+#ifndef VS_METHOD_H
+#define VS_METHOD_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json.h"
+
+typedef enum { VS_ORDER_SEQUENTIAL, VS_ORDER_SHUFFLED, VS_ORDER_INTERLEAVED } vs_order_t;
+typedef enum { VS_CLOCK_MONOTONIC, VS_CLOCK_TSC } vs_clock_t;
+
+typedef struct vs_method {
+    uint64_t perturb;          /* --perturb K: also measure each size at +-K bytes */
+    int adaptive;              /* --adaptive */
+    double adaptive_tol;       /* fraction: departure from the line that triggers refinement */
+    uint64_t adaptive_gap_b;   /* minimum spacing in bytes ... */
+    double adaptive_gap_frac;  /* ... or as a fraction of the size, whichever is larger */
+    long adaptive_max_sizes;   /* budget: sizes in the whole run */
+    vs_order_t order;
+    uint64_t seed;
+    int seed_set;
+    long rounds;               /* visits per size (fixed repetitions) */
+    int rounds_set;
+    double precision;          /* fraction; 0 = fixed repetitions */
+    long min_iterations, max_iterations;
+    double max_seconds;        /* per size, measuring time */
+    vs_clock_t clock;
+} vs_method_t;
+
+/* getopt values of the method options (options.c routes this range here). */
+enum {
+    VS_OPT_METHOD_FIRST = 2000,
+    VS_OPT_PERTURB = VS_OPT_METHOD_FIRST, VS_OPT_ADAPTIVE, VS_OPT_ADAPTIVE_TOL, VS_OPT_ADAPTIVE_GAP,
+    VS_OPT_ADAPTIVE_MAX, VS_OPT_ORDER, VS_OPT_SEED, VS_OPT_ROUNDS, VS_OPT_PRECISION, VS_OPT_MIN_ITER,
+    VS_OPT_MAX_ITER, VS_OPT_MAX_SECONDS, VS_OPT_CLOCK,
+    VS_OPT_METHOD_LAST = VS_OPT_CLOCK,
+};
+
+#define VS_METHOD_LONG_OPTS                                              \
+    {"perturb", required_argument, 0, VS_OPT_PERTURB},                   \
+    {"adaptive", no_argument, 0, VS_OPT_ADAPTIVE},                       \
+    {"adaptive-tol", required_argument, 0, VS_OPT_ADAPTIVE_TOL},         \
+    {"adaptive-min-gap", required_argument, 0, VS_OPT_ADAPTIVE_GAP},     \
+    {"adaptive-max-sizes", required_argument, 0, VS_OPT_ADAPTIVE_MAX},   \
+    {"order", required_argument, 0, VS_OPT_ORDER},                       \
+    {"seed", required_argument, 0, VS_OPT_SEED},                         \
+    {"rounds", required_argument, 0, VS_OPT_ROUNDS},                     \
+    {"precision", required_argument, 0, VS_OPT_PRECISION},               \
+    {"min-iterations", required_argument, 0, VS_OPT_MIN_ITER},           \
+    {"max-iterations", required_argument, 0, VS_OPT_MAX_ITER},           \
+    {"max-seconds-per-size", required_argument, 0, VS_OPT_MAX_SECONDS},  \
+    {"clock", required_argument, 0, VS_OPT_CLOCK}
+
+struct vs_options;
+
+void vs_method_defaults(vs_method_t *m);
+/* One method option (c in the VS_OPT_METHOD range).  0 or -EINVAL + err. */
+int vs_method_parse(vs_method_t *m, int c, const char *arg, char *err, size_t errlen);
+/* After all options: consistency checks, --perturb applied to o->sizes, the
+ * seed chosen.  0 or -EINVAL + err. */
+int vs_method_check(struct vs_options *o, char *err, size_t errlen);
+/* Run record: the schedule's order fields, and the repetition fields. */
+void vs_method_schedule_json(const vs_method_t *m, vs_json_t *j);
+void vs_method_iterations_json(const vs_method_t *m, vs_json_t *j);
+
+#endif
