@@ -172,8 +172,8 @@ static void add_cvar_thresholds(vs_transport_info_t *info)
         if (!strstr(name, "eager_limit") && !strstr(name, "EAGER_LIMIT") && !strstr(name, "rndv_thresh") &&
             !strstr(name, "RNDV_THRESH") && !strstr(name, "EAGER_MAX_MSG_SIZE"))
             continue;
-        if (IS_OPENMPI && !strstr(name, "btl_vader") && !strstr(name, "btl_tcp") && !strstr(name, "btl_self") &&
-            !strstr(name, "pml_ob1"))
+        /* btl_self carries only messages a process sends to itself: never between two ranks */
+        if (IS_OPENMPI && !strstr(name, "btl_vader") && !strstr(name, "btl_tcp") && !strstr(name, "pml_ob1"))
             continue;
         MPI_T_cvar_handle h;
         int count = 0;
