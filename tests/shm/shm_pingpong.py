@@ -35,7 +35,7 @@ def main():
         opts = ["--transport-opt", "chunk=4M", "--transport-opt", "chunks=1"]
     vstest.run(["--transport", "shm", "--launch", "local", "-n", "2", "--variant", a.variant,
                 "--sizes", SPEC, "--iterations", str(ITER), "--iterations-large", str(ITER_LARGE),
-                "--warmup", "20", "--warmup-large", "3", "--timeout", "60", "--quiet",
+                "--warmup", "20", "--warmup-large", "3", "--timeout", "60", "--quiet", "--validate",
                 "--out", out] + opts, timeout=240, check_rc=0)
     run, sizes, end = vstest.read_jsonl(out)
     vstest.check(end is not None and end["status"] == "ok", "end record says ok")

@@ -31,7 +31,7 @@ def main():
     opts = [] if a.mode == "poll" else ["--transport-opt", "mode=block"]
     vstest.run(["--transport", "tcp", "--launch", "local", "-n", "2", "--variant", a.variant,
                 "--sizes", SPEC, "--iterations", str(ITER), "--iterations-large", str(ITER_LARGE),
-                "--warmup", "10", "--warmup-large", "2", "--timeout", "60", "--quiet",
+                "--warmup", "10", "--warmup-large", "2", "--timeout", "60", "--quiet", "--validate",
                 "--out", out] + opts, timeout=240, check_rc=0)
     run, sizes, end = vstest.read_jsonl(out)
     vstest.check(end is not None and end["status"] == "ok", "end record says ok")
