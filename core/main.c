@@ -1,6 +1,7 @@
 /* versus-run: load one transport, meet the peers, run one pattern over a
  * size schedule, write raw samples as JSON Lines and print a table. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "options.h"
 #include "pattern.h"
 #include "pattern_params.h"
+#include "drift.h"
 #include "placement.h"
 #include "table.h"
 #include "timer.h"
@@ -111,7 +113,7 @@ static void json_env(vs_json_t *j)
 }
 
 static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const vs_launch_env_t *lenv,
-                            const char *hosts, size_t host_len, const vs_placement_t *pl)
+                            const char *hosts, size_t host_len, const vs_placement_t *pl, double drift_start)
 {
     const vs_options_t *o = r->opt;
     char when[40], host[256] = "?";
@@ -212,6 +214,11 @@ static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const 
     vs_placement_json(pl, &j);
     vs_json_key(&j, "topology");
     vs_topology_json(pl, &j);
+    vs_json_key(&j, "drift");
+    vs_json_obj_begin(&j);
+    vs_json_kbool(&j, "probed", r->drift != NULL);
+    vs_json_knum(&j, "start_ns", drift_start);
+    vs_json_obj_end(&j);
     vs_json_key(&j, "env");
     json_env(&j);
     vs_json_obj_end(&j);
@@ -354,16 +361,16 @@ static int run(const vs_options_t *o)
     if ((rc = vs_placement_apply(&(vs_placement_req_t){o->placement, o->cpus}, bs, &pl, err, sizeof err))) {
         fprintf(stderr, "versus-run: rank %d: placement: %s\n", r.rank, err[0] ? err : strerror(-rc));
         code = exit_code_for(rc);
-        if (writer)
-            vs_writer_end(writer, "error", err);
+        vs_writer_abandon(writer); /* nothing measured, no run record: leave no file */
+        writer = r.writer = NULL;
         goto close_transport;
     }
 
     vs_watchdog_phase(&wd, "connecting", UINT64_MAX);
     if ((rc = ops->connect(t, bs))) {
         code = report(&core, rc, "connect");
-        if (writer)
-            vs_writer_end(writer, "error", "connect failed");
+        vs_writer_abandon(writer);
+        writer = r.writer = NULL;
         goto close_transport;
     }
     vs_transport_info_t info;
@@ -382,8 +389,22 @@ static int run(const vs_options_t *o)
         goto close_transport;
     }
     vs_timer_calibrate(&r.timer, o->method.clock == VS_CLOCK_TSC);
+    /* placement drift: a cache-line round trip between the bound cores, at
+     * the start, after every size and at the end */
+    r.drift_ns = NAN;
+    double drift_start = NAN;
+    vs_watchdog_phase(&wd, "probing placement drift", UINT64_MAX);
+    if (vs_drift_open(bs, &r.drift, err, sizeof err) == 0) {
+        if (vs_drift_probe(r.drift, 2000, o->timeout_s, &drift_start)) {
+            fprintf(stderr, "versus-run: rank %d: placement drift probe failed\n", r.rank);
+            code = EXIT_FAIL;
+            goto close_transport;
+        }
+    } else {
+        r.drift = NULL;
+    }
     if (writer) {
-        if ((rc = write_run_record(&r, &info, &lenv, hosts, HOST_LEN, pl))) {
+        if ((rc = write_run_record(&r, &info, &lenv, hosts, HOST_LEN, pl, drift_start))) {
             fprintf(stderr, "versus-run: cannot write %s: %s\n", o->out, strerror(-rc));
             code = EXIT_FAIL;
             goto close_transport;
@@ -394,6 +415,11 @@ static int run(const vs_options_t *o)
     table.planned = o->sizes.n;
     table.progress = r.rank == 0 && !o->quiet && isatty(STDERR_FILENO);
     rc = vs_driver_run(&r, pat);
+    double drift_end = NAN;
+    if (!rc && r.drift && vs_drift_probe(r.drift, 2000, o->timeout_s, &drift_end))
+        fprintf(stderr, "versus-run: rank %d: final placement drift probe failed\n", r.rank);
+    if (writer)
+        vs_writer_end_num(writer, "drift_end_ns", drift_end);
     if (rc) {
         char msg[1200];
         const char *why = core.last_error[0] ? core.last_error : "";
@@ -435,6 +461,7 @@ close_transport:
     free(hosts);
     vs_table_free(&table);
     vs_writer_close(writer);
+    vs_drift_close(r.drift);
     if (pl)
         vs_placement_free(pl);
     if (t)

@@ -1,4 +1,8 @@
 #include "pattern.h"
+
+#include <math.h>
+
+#include "drift.h"
 #include "schedule.h"
 #include "validate.h"
 
@@ -95,12 +99,22 @@ int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long war
         vs_json_arr_end(&j);
     }
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
+    if (r->drift && isfinite(r->drift_ns))
+        vs_json_knum(&j, "drift_ns", r->drift_ns);
     vs_validate_json(r, &j);
     vs_visit_json(r->visit, &j);
     vs_json_obj_end(&j);
     int rc = vs_writer_record(r->writer, &j, 1);
     vs_json_free(&j);
     return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+}
+
+int vs_run_drift(vs_run_t *r)
+{
+    if (!r->drift)
+        return 0;
+    int rc = vs_drift_probe(r->drift, 400, r->opt->timeout_s, &r->drift_ns);
+    return rc ? vs_run_fail(r, rc, "placement drift probe failed") : 0;
 }
 
 int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...)

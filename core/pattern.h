@@ -28,6 +28,8 @@ typedef struct vs_run {
     long invalid_sizes;    /* sizes whose payload check failed */
     const struct vs_visit *visit; /* the size record's round, position, pass, precision (schedule.h) */
     int rank, size;
+    struct vs_drift *drift; /* placement drift probe, when ranks 0 and 1 share a host */
+    double drift_ns;        /* its last reading (cache-line round trip), NaN if none */
     char err[512];         /* why the pattern failed */
 } vs_run_t;
 
@@ -77,6 +79,9 @@ int vs_run_bcast_long(vs_run_t *r, long *x);
 /* Write a "size" record (rank 0): the common fields plus each series. */
 int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
                       int64_t *const *series, long n, uint64_t elapsed_ns);
+
+/* Probe placement drift after a size (collective; no-op without a probe). */
+int vs_run_drift(vs_run_t *r);
 
 /* Record why the run failed, with the transport's words where it gave some. */
 int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

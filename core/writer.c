@@ -15,6 +15,9 @@ struct vs_writer {
     pthread_mutex_t lock;
     int ended;
     long sizes;
+    int n_extra;
+    const char *extra_key[4];
+    double extra_val[4];
 };
 
 void vs_iso8601_now(char *buf, size_t len)
@@ -104,6 +107,8 @@ int vs_writer_end(vs_writer_t *w, const char *status, const char *message)
         vs_json_kstr(&j, "message", message ? message : "");
         vs_json_kint(&j, "sizes_completed", w->sizes);
         vs_json_kstr(&j, "end_time", when);
+        for (int i = 0; i < w->n_extra; i++)
+            vs_json_knum(&j, w->extra_key[i], w->extra_val[i]);
         vs_json_obj_end(&j);
         rc = j.oom ? -ENOMEM : put_line(w, j.buf, j.len);
         vs_json_free(&j);
@@ -111,6 +116,27 @@ int vs_writer_end(vs_writer_t *w, const char *status, const char *message)
     if (locked)
         pthread_mutex_unlock(&w->lock);
     return rc;
+}
+
+void vs_writer_end_num(vs_writer_t *w, const char *key, double value)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->n_extra < 4) {
+        w->extra_key[w->n_extra] = key;
+        w->extra_val[w->n_extra++] = value;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+void vs_writer_abandon(vs_writer_t *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->ended = 1;
+    pthread_mutex_unlock(&w->lock);
+    unlink(w->path);
+    vs_writer_close(w);
 }
 
 void vs_writer_close(vs_writer_t *w)

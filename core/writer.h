@@ -19,6 +19,13 @@ int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size);
  * call from the watchdog while the main thread is stuck. */
 int vs_writer_end(vs_writer_t *w, const char *status, const char *message);
 
+/* A number to add to the end record when it is written (up to 4). */
+void vs_writer_end_num(vs_writer_t *w, const char *key, double value);
+
+/* Close and delete the file: nothing was measured (the run failed before
+ * its run record could be written). */
+void vs_writer_abandon(vs_writer_t *w);
+
 /* Close; writes an end record with status "error" if none was written. */
 void vs_writer_close(vs_writer_t *w);
 
