@@ -16,8 +16,9 @@
 
 enum { MAX_BATCH = 100000, REWARM_DIV = 10 };
 /* A precision chunk lasts at least this long, so that the out-of-band
- * decision after it (tens of microseconds) costs well under 1 %. */
-#define MIN_CHUNK_NS 5e6
+ * decision after it (tens of microseconds) costs a few per cent of wall time
+ * at most; it is never inside a timed loop. */
+#define MIN_CHUNK_NS 2e6
 
 typedef struct size_state {
     size_t bytes;
@@ -160,7 +161,9 @@ static int visit(driver_t *d, size_state_t *st, long round)
         if (r->rank == 0) {
             if ((rc = size_ci(d, st, &median, &rel)))
                 return rc;
-            stop = vs_precision_next(&d->preq, st->n, rel, (double)st->elapsed_ns, median * (double)st->batch, &next);
+            /* a chunk's duration from the mean sample so far: outliers take time too */
+            double mean_ns = (double)st->elapsed_ns / (double)st->n;
+            stop = vs_precision_next(&d->preq, st->n, rel, (double)st->elapsed_ns, mean_ns, &next);
             if (stop)
                 next = -(long)stop;
         }
@@ -177,6 +180,8 @@ static int visit(driver_t *d, size_state_t *st, long round)
     }
     st->visits++;
     if ((rc = vs_validate_size(r, bytes, VS_VALIDATE_AFTER)))
+        return rc;
+    if ((rc = vs_run_drift(r)))
         return rc;
     long position = d->position++;
     if (r->rank != 0)

@@ -90,6 +90,8 @@ vs_stop_t vs_precision_next(const vs_precision_req_t *q, long n, double rel, dou
     double chunk = want - (double)n;
     if (chunk < (double)n / 8)
         chunk = (double)n / 8; /* a few decisions per doubling at most */
+    if (chunk > (double)n && n >= q->min_n)
+        chunk = (double)n;     /* at most double: the estimate is only an estimate */
     if (sample_ns > 0 && chunk * sample_ns < q->min_chunk_ns)
         chunk = ceil(q->min_chunk_ns / sample_ns);
     if (chunk < 8)
@@ -97,9 +99,15 @@ vs_stop_t vs_precision_next(const vs_precision_req_t *q, long n, double rel, dou
     if (chunk > (double)(q->max_n - n))
         chunk = (double)(q->max_n - n);
     if (q->max_ns > 0 && sample_ns > 0) {
-        double left = (q->max_ns - elapsed_ns) / sample_ns;
-        if (chunk > left)
-            chunk = left < 1 ? 1 : ceil(left);
+        /* approach the time budget by halves, then finish it: one slow
+         * chunk cannot overrun it by much */
+        double left_ns = q->max_ns - elapsed_ns;
+        if (chunk * sample_ns > left_ns / 2 && left_ns > 4 * q->min_chunk_ns)
+            chunk = ceil(left_ns / 2 / sample_ns);
+        else if (chunk * sample_ns > left_ns)
+            chunk = ceil(left_ns / sample_ns);
+        if (chunk < 1)
+            chunk = 1;
     }
     *next = (long)chunk;
     return VS_STOP_NONE;

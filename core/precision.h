@@ -27,8 +27,8 @@ typedef struct vs_precision_req {
 } vs_precision_req_t;
 
 /* After n samples taking elapsed_ns in all, whose median interval has the
- * relative half-width rel (INFINITY if none) and whose typical sample lasts
- * sample_ns: the stop reason, or VS_STOP_NONE and *next samples to measure
+ * relative half-width rel (INFINITY if none) and whose samples last
+ * sample_ns on average: the stop reason, or VS_STOP_NONE and *next samples to measure
  * next (>= 1).  Precision is only accepted from min_n samples on. */
 vs_stop_t vs_precision_next(const vs_precision_req_t *q, long n, double rel, double elapsed_ns, double sample_ns,
                             long *next);

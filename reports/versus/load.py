@@ -30,6 +30,14 @@ class SizeRecord:
     warmup: int = 0
     elapsed_ns: int | None = None
     extra: dict[str, np.ndarray] = field(default_factory=dict)   # e.g. send_ns, recv_ns
+    # Measurement method (docs/methodology.md): where the record sits in the
+    # visiting order, the adaptive pass that added the size, why it stopped.
+    round: int = 0
+    position: int | None = None
+    pass_: int = 0
+    stop: str | None = None
+    precision_pct: float | None = None
+    rounds: int = 1                   # records pooled into this one (sizes_by_bytes)
 
 
 @dataclass
@@ -95,15 +103,23 @@ class Run:
                 json.dumps(self.record.get("placement"), sort_keys=True))
 
     def sizes_by_bytes(self) -> dict[int, SizeRecord]:
-        """Sizes keyed by bytes; a size visited more than once has its samples pooled."""
+        """Sizes keyed by bytes; a size visited more than once (rounds of an
+        interleaved or shuffled order, repeated visits) has its samples pooled,
+        its measuring times added, and the last record's stop and precision."""
         out: dict[int, SizeRecord] = {}
         for s in self.sizes:
             if s.bytes in out:
                 prev = out[s.bytes]
                 extra = {k: np.concatenate([prev.extra[k], v]) for k, v in s.extra.items()
                          if k in prev.extra}
+                elapsed = (prev.elapsed_ns + s.elapsed_ns
+                           if prev.elapsed_ns is not None and s.elapsed_ns is not None else None)
                 out[s.bytes] = SizeRecord(s.bytes, np.concatenate([prev.samples_ns, s.samples_ns]),
-                                          max(prev.batch, s.batch), prev.warmup, None, extra)
+                                          max(prev.batch, s.batch), prev.warmup, elapsed, extra,
+                                          prev.round, prev.position, prev.pass_,
+                                          s.stop or prev.stop,
+                                          s.precision_pct if s.precision_pct is not None else prev.precision_pct,
+                                          prev.rounds + s.rounds)
             else:
                 out[s.bytes] = s
         return dict(sorted(out.items()))
@@ -135,8 +151,13 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     for key, val in obj.items():
         if key.endswith("_ns") and key not in ("samples_ns", "elapsed_ns") and isinstance(val, list):
             extra[key] = _int_array(val, where, key)
+    position = obj.get("position")
+    precision = obj.get("precision_pct")
     return SizeRecord(b, samples, batch, int(obj.get("warmup", 0) or 0),
-                      obj.get("elapsed_ns"), extra)
+                      obj.get("elapsed_ns"), extra,
+                      int(obj.get("round", 0) or 0), int(position) if isinstance(position, int) else None,
+                      int(obj.get("pass", 0) or 0), obj.get("stop") if isinstance(obj.get("stop"), str) else None,
+                      float(precision) if isinstance(precision, (int, float)) else None)
 
 
 def load_file(path: str | Path) -> list[Run]:

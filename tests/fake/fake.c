@@ -1,0 +1,183 @@
+/* fake: a synthetic transport whose operations take a known time.
+ *
+ * A send or a receive of len bytes completes half a "round trip" after it is
+ * posted, where
+ *     rtt(len) = base_ns + len * ns_per_byte + (len >= step_at ? step_ns : 0)
+ * plus, with noise_pct, a uniform extra of up to noise_pct % of it.  The ranks
+ * exchange no data: each spins on its own clock, so a ping-pong measured on
+ * rank 0 sees rtt(len).  Options (--transport-opt): base_ns, ns_per_byte,
+ * step_at, step_ns, noise_pct, seed.  Defaults: 1000 ns + 1 ns/B (1 GB/s),
+ * +5000 ns from 3000 B on, no noise. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <versus/transport.h>
+
+typedef struct vs_transport {
+    const vs_host_t *host;
+    double base_ns, ns_per_byte, step_ns, noise_pct;
+    long step_at;
+    uint64_t rng;
+} fake_t;
+
+typedef struct fake_req {
+    uint64_t deadline;
+} fake_req_t;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int fake_version(char *buf, size_t len)
+{
+    snprintf(buf, len, "1.0");
+    return 0;
+}
+
+static int parse_num(const vs_host_t *host, const vs_kv_t *kv, double *out)
+{
+    char *end;
+    double v = strtod(kv->value, &end);
+    if (end == kv->value || *end || v < 0) {
+        host->error(host->core, "option %s expects a non-negative number, got '%s'", kv->key, kv->value);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
+static int fake_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+{
+    fake_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    f->host = host;
+    f->base_ns = 1000;
+    f->ns_per_byte = 1;
+    f->step_at = 3000;
+    f->step_ns = 5000;
+    f->rng = 0x9e3779b97f4a7c15ULL;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n_opts; i++) {
+        double v = 0;
+        const char *k = opts[i].key;
+        if (!strcmp(k, "base_ns"))
+            rc = parse_num(host, &opts[i], &f->base_ns);
+        else if (!strcmp(k, "ns_per_byte"))
+            rc = parse_num(host, &opts[i], &f->ns_per_byte);
+        else if (!strcmp(k, "step_ns"))
+            rc = parse_num(host, &opts[i], &f->step_ns);
+        else if (!strcmp(k, "noise_pct"))
+            rc = parse_num(host, &opts[i], &f->noise_pct);
+        else if (!strcmp(k, "step_at")) {
+            if (!(rc = parse_num(host, &opts[i], &v)))
+                f->step_at = (long)v;
+        } else if (!strcmp(k, "seed")) {
+            if (!(rc = parse_num(host, &opts[i], &v)))
+                f->rng = (uint64_t)v * 2654435761ULL + 1;
+        } else {
+            host->error(host->core, "unknown option '%s' (known: base_ns, ns_per_byte, step_at, step_ns, noise_pct, seed)", k);
+            rc = -EINVAL;
+        }
+    }
+    if (rc) {
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+static void fake_close(vs_transport_t *t)
+{
+    free(t);
+}
+
+static int fake_query(vs_transport_t *t, vs_transport_info_t *info)
+{
+    snprintf(info->name, sizeof info->name, "fake");
+    snprintf(info->library, sizeof info->library, "fake");
+    fake_version(info->version, sizeof info->version);
+    info->n_thresholds = 1;
+    snprintf(info->thresholds[0].name, sizeof info->thresholds[0].name, "step_at");
+    info->thresholds[0].bytes = t->step_at;
+    return 0;
+}
+
+static int fake_connect(vs_transport_t *t, vs_bootstrap_t *bs)
+{
+    (void)t;
+    return bs->barrier(bs);
+}
+
+static uint64_t half_rtt(fake_t *f, size_t len)
+{
+    double ns = f->base_ns + (double)len * f->ns_per_byte + ((long)len >= f->step_at ? f->step_ns : 0);
+    if (f->noise_pct > 0) {
+        f->rng ^= f->rng >> 12;
+        f->rng ^= f->rng << 25;
+        f->rng ^= f->rng >> 27;
+        double u = (double)((f->rng * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
+        ns += u * f->noise_pct / 100 * ns;
+    }
+    return (uint64_t)(ns / 2);
+}
+
+static int fake_post(vs_transport_t *t, size_t len, vs_req_t *req)
+{
+    fake_req_t *r = (fake_req_t *)req->opaque;
+    r->deadline = now_ns() + half_rtt(t, len);
+    return 0;
+}
+
+static int fake_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag, vs_req_t *req)
+{
+    (void)mem, (void)peer, (void)tag;
+    return fake_post(t, len, req);
+}
+
+static int fake_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag, vs_req_t *req)
+{
+    (void)mem, (void)peer, (void)tag;
+    return fake_post(t, len, req);
+}
+
+static int fake_test(vs_transport_t *t, vs_req_t *req, int *done)
+{
+    (void)t;
+    *done = now_ns() >= ((fake_req_t *)req->opaque)->deadline;
+    return 0;
+}
+
+static int fake_wait(vs_transport_t *t, vs_req_t *req)
+{
+    (void)t;
+    uint64_t d = ((fake_req_t *)req->opaque)->deadline;
+    while (now_ns() < d)
+        ;
+    return 0;
+}
+
+static const vs_transport_ops_t fake_ops = {
+    .abi = VS_TRANSPORT_ABI,
+    .size = sizeof(vs_transport_ops_t),
+    .name = "fake",
+    .summary = "synthetic transport for tests: operations spin for a known time",
+    .library_version = fake_version,
+    .open = fake_open,
+    .close = fake_close,
+    .query = fake_query,
+    .connect = fake_connect,
+    .post_send = fake_post_send,
+    .post_recv = fake_post_recv,
+    .test = fake_test,
+    .wait = fake_wait,
+};
+
+VS_TRANSPORT_DEFINE(fake_ops)
