@@ -69,6 +69,9 @@ def collect(paths: list[str]) -> tuple[list[Run], dict[str, dict], list[dict]]:
                 for e in doc.get("runs", []):
                     entries[str((p / e["file"]).resolve())] = e
             files = sorted(p.glob("*.jsonl"))
+            if manifests and man.exists():   # the campaign's order, then any other file
+                order = {e["file"]: i for i, e in enumerate(manifests[-1].get("runs", []))}
+                files.sort(key=lambda f: (order.get(f.name, len(order)), f.name))
             if not files and not man.exists():
                 raise InputError(f"{p}: no result files (*.jsonl) in this directory")
             for f in files:
@@ -212,7 +215,9 @@ def _geo_mean_median(c: Config, common: set[int]) -> float:
     return float(np.exp(np.mean(np.log(v)))) if v else math.inf
 
 
-def comparison_doc(a: Config, b: Config, why: str) -> dict:
+def comparison_doc(a: Config, b: Config, why: str) -> dict | None:
+    if not {s["bytes"] for s in a.sizes} & {s["bytes"] for s in b.sizes}:
+        return None
     cmp = compare_runs([a.pooled], [b.pooled]).to_dict()
     rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
              {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_adjusted"]]
@@ -237,17 +242,21 @@ def group_comparisons(configs: list[Config], pairs: list[dict]) -> list[dict]:
             out.append(comparison_doc(a, b, "asked for in the campaign"))
     if len(configs) < 2:
         return out
-    libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes] or \
-        [c for c in configs if c.sizes]
+    libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes]
+    what = "library configuration"
+    if len(libs) < 2:
+        libs, what = [c for c in configs if c.sizes], "configuration"
     if len(libs) < 2:
         return out
     common = set.intersection(*({s["bytes"] for s in c.sizes} for c in libs))
+    if not common:
+        return [c for c in out if c and c["statements"]]
     fastest = min(libs, key=lambda c: _geo_mean_median(c, common))
     for c in libs:
         if c is not fastest:
-            out.append(comparison_doc(c, fastest, "against the fastest library configuration "
+            out.append(comparison_doc(c, fastest, f"against the fastest {what} "
                                       "(lowest geometric mean of medians over common sizes)"))
-    return out
+    return [c for c in out if c and c["statements"]]
 
 
 def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict],
@@ -263,7 +272,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
     study = study or next((m.get("study") for m in manifests if m.get("study")), None)
     pairs = (pairs or []) + [p for m in manifests for p in m.get("compare", [])]
     groups = []
-    for key in dict.fromkeys(c.group for c in configs):
+    keys = sorted(dict.fromkeys(c.group for c in configs), key=lambda k: k[0] != "pingpong")
+    for key in keys:
         members = [c for c in configs if c.group == key]
         floor = next((c for c in members if c.transport == "shm" and c.sizes), None)
         rows = []

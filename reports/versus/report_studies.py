@@ -47,7 +47,7 @@ def seed000(configs) -> dict:
     notes.append("Latency: mean of the medians below the first detected transition (the buffer size); "
                  "bandwidth: 1/r of the last fitted regime.")
     tables = [_table("seed000", "Blocking vs non-blocking (layout of the seed's results table)",
-                     [("", "text")] + [(n, "text") for n in names], rows, notes)]
+                     [("", "text")] + [(n, "num") for n in names], rows, notes)]
     statements = []
     if len(runs) == 2:
         cmp = compare_runs([runs[1]], [runs[0]])
@@ -79,6 +79,8 @@ def _transitions_table(tid, caption, cfgs, min_bytes=0):
         a = analyse_run(c.pooled, min_bytes=min_bytes)
         for t in a.transitions:
             rows.append([c.id, t.kind, t.bytes, t.after_bytes, t.before_bytes, t.jump_us * 2, t.label])
+        if not a.transitions:
+            rows.append([c.id, "none detected", None, None, None, None, "one regime fits every size"])
         for sc in a.staircases:
             rows.append([c.id, "staircase", sc.first_bytes, sc.first_bytes, sc.last_bytes,
                          sc.step_height_us * 2, f"period {sc.period_bytes:.0f} B, {sc.steps} steps"])
