@@ -17,8 +17,9 @@
  *                    the receiver's attention (rendezvous) only moves when
  *                    rank 0 next enters the library, unless the library
  *                    progresses on its own ("application bypass").
- * --progress poll=N: a test call on the outstanding receive every N doubles
- *                    summed.
+ * --progress poll=N: a test call on the other buffer's outstanding request
+ *                    every N doubles summed (rank 0: its receive) or filled
+ *                    (rank 1: its send).
  *
  * Per size, after the samples (series samples_ns, one pair per sample or the
  * mean of K pairs with --batch K), the same number of samples of
@@ -50,23 +51,16 @@ typedef struct db {
     volatile double sink; /* keeps the sums alive */
 } db_t;
 
-/* Random doubles in [0, 1): four interleaved generators, so the fill is not
- * one long dependency chain. */
-static void fill_random(void *buf, size_t bytes, uint64_t seed)
+/* Random doubles in [0, 1) into d[from, to): four interleaved generators, so
+ * the fill is not one long dependency chain. */
+static void fill_doubles(double *d, size_t from, size_t to, uint64_t s[4])
 {
-    uint64_t s[4];
-    for (int k = 0; k < 4; k++)
-        s[k] = vs_prng_seed(seed * 4 + (uint64_t)k);
-    double *d = buf;
-    size_t n = bytes / sizeof(double), i = 0;
-    for (; i + 4 <= n; i += 4)
+    size_t i = from;
+    for (; i + 4 <= to; i += 4)
         for (int k = 0; k < 4; k++)
             d[i + (size_t)k] = (double)(vs_prng_next(&s[k]) >> 11) * 0x1.0p-53;
-    for (; i < n; i++)
+    for (; i < to; i++)
         d[i] = (double)(vs_prng_next(&s[0]) >> 11) * 0x1.0p-53;
-    unsigned char *tail = (unsigned char *)buf + n * sizeof(double);
-    for (size_t b = 0; b < bytes % sizeof(double); b++)
-        tail[b] = (unsigned char)vs_prng_next(&s[1]);
 }
 
 static double sum_doubles(const double *v, size_t n)
@@ -77,6 +71,40 @@ static double sum_doubles(const double *v, size_t n)
     return s;
 }
 
+/* Test the other buffer's outstanding request (a receive on rank 0, a send
+ * on rank 1): the "library call during compute" of --progress poll=N. */
+static int poll_other(vs_run_t *r, db_t *p, int y)
+{
+    if (!p->pend[y])
+        return 0;
+    int done = 0, rc = r->ops->test(r->t, &p->req[y], &done);
+    if (!rc && done)
+        p->pend[y] = 0;
+    return rc;
+}
+
+/* Fill buffer x; with polling, test the other buffer's send every
+ * poll_every elements while it is outstanding. */
+static int fill_buffer(vs_run_t *r, db_t *p, int x, size_t bytes, uint64_t seed, int poll)
+{
+    uint64_t s[4];
+    for (int k = 0; k < 4; k++)
+        s[k] = vs_prng_seed(seed * 4 + (uint64_t)k);
+    double *d = p->buf[x].addr;
+    size_t n = bytes / sizeof(double);
+    size_t step = poll && p->poll_every ? (size_t)p->poll_every : n;
+    for (size_t i = 0; i < n; i += step) {
+        fill_doubles(d, i, n - i < step ? n : i + step, s);
+        int rc = poll && p->poll_every ? poll_other(r, p, 1 - x) : 0;
+        if (rc)
+            return rc;
+    }
+    unsigned char *tail = (unsigned char *)p->buf[x].addr + n * sizeof(double);
+    for (size_t b = 0; b < bytes % sizeof(double); b++)
+        tail[b] = (unsigned char)vs_prng_next(&s[1]);
+    return 0;
+}
+
 /* Sum one buffer; with polling, test the other buffer's receive every
  * poll_every elements while it is outstanding. */
 static int sum_buffer(vs_run_t *r, db_t *p, int x, size_t bytes, int poll)
@@ -85,17 +113,13 @@ static int sum_buffer(vs_run_t *r, db_t *p, int x, size_t bytes, int poll)
     size_t n = bytes / sizeof(double);
     size_t step = poll && p->poll_every ? (size_t)p->poll_every : n;
     double s = 0;
-    int y = 1 - x;
+    const int y = 1 - x;
     for (size_t i = 0; i < n; i += step) {
         size_t m = n - i < step ? n - i : step;
         s += sum_doubles(v + i, m);
-        if (poll && p->poll_every && p->pend[y]) {
-            int done = 0, rc = r->ops->test(r->t, &p->req[y], &done);
-            if (rc)
-                return rc;
-            if (done)
-                p->pend[y] = 0;
-        }
+        int rc = poll && p->poll_every ? poll_other(r, p, y) : 0;
+        if (rc)
+            return rc;
     }
     const unsigned char *tail = (const unsigned char *)p->buf[x].addr + n * sizeof(double);
     for (size_t b = 0; b < bytes % sizeof(double); b++)
@@ -166,8 +190,8 @@ static int support_rank(vs_run_t *r, db_t *p, size_t bytes, long pairs, int comp
                     return rc;
                 p->pend[x] = 0;
             }
-            if (compute)
-                fill_random(p->buf[x].addr, bytes, p->stream++);
+            if (compute && (rc = fill_buffer(r, p, x, bytes, p->stream++, 1)))
+                return rc;
             if ((rc = ops->wait(r->t, &p->creq[x])))
                 return rc;
             if (i < pairs - 1 && (rc = ops->post_recv(r->t, &p->credit[x], CREDIT_BYTES, 0, ctag[x], &p->creq[x])))
@@ -236,7 +260,7 @@ static int db_setup(vs_run_t *r, size_t max_bytes, void **state)
     }
     if (!rc && r->rank == 1)
         for (int x = 0; x < 2; x++)
-            fill_random(p->buf[x].addr, max_bytes, p->stream++);
+            fill_buffer(r, p, x, max_bytes, p->stream++, 0);
     return rc;
 }
 
