@@ -1,0 +1,138 @@
+/* versus shm transport: shared layout, per-rank state and the data path's
+ * entry points (shm_path.c), used by the setup code in shm.c. */
+#ifndef VS_SHM_H
+#define VS_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <versus/transport.h>
+
+#ifndef VS_SHM_VERSION
+#define VS_SHM_VERSION "1"
+#endif
+
+#define SHM_LINE 64
+#define SHM_HDR 32
+#define SHM_INLINE (SHM_LINE - SHM_HDR)
+#define SHM_PAGE 4096
+#define SHM_MAGIC 0x7665727375736d31ULL /* "versusm1" */
+#define SHM_LIVENESS_MASK ((1UL << 22) - 1)
+#define SHM_YIELD_POLLS 1024
+
+enum { REC_EAGER = 1, REC_LARGE = 2, REC_WRAP = 3 };
+enum { REQ_SEND = 1, REQ_RECV = 2 };
+
+typedef struct shm_line {
+    uint64_t flag;   /* scrambled position, written last */
+    uint64_t tag;
+    uint64_t len;
+    uint32_t kind;
+    uint32_t nlines;
+    unsigned char data[SHM_INLINE];
+} shm_line_t;
+_Static_assert(sizeof(shm_line_t) == SHM_LINE, "a ring record header is one cache line");
+
+/* Counters of one channel, each on its own line (one writer each). */
+typedef struct shm_ctrl {
+    _Alignas(SHM_LINE) uint64_t ring_head;     /* lines consumed (receiver) */
+    _Alignas(SHM_LINE) uint64_t stage_filled;  /* chunks written (sender) */
+    _Alignas(SHM_LINE) uint64_t stage_drained; /* chunks read (receiver) */
+} shm_ctrl_t;
+
+typedef struct shm_seg_hdr {
+    uint64_t magic;
+    uint64_t key;
+    uint64_t nranks, ring_lines, chunk, nchunks, eager_limit, chan_bytes;
+} shm_seg_hdr_t;
+
+typedef struct shm_req shm_req_t;
+
+/* A large message in staging order (the staging area is one stream). */
+typedef struct shm_large {
+    struct shm_large *next;
+    shm_req_t *req;        /* receiver, or NULL while unexpected */
+    unsigned char *buf;    /* where the payload goes when req is NULL (buffered) */
+    uint64_t tag;
+    size_t len, done;
+    int buffering;         /* unexpected and drained into buf */
+    int discard;           /* its receive was too short: drained and dropped */
+} shm_large_t;
+
+/* An arrival nobody asked for yet. */
+typedef struct shm_unexp {
+    struct shm_unexp *next;
+    uint64_t tag;
+    size_t len;
+    shm_large_t *large;    /* large message: its staging entry; else payload below */
+    unsigned char data[];
+} shm_unexp_t;
+
+struct shm_req {
+    int kind, done, err, peer;
+    uint64_t tag;
+    unsigned char *buf;
+    size_t len;            /* send: message length; recv: capacity */
+    size_t off;            /* send: payload bytes in staging */
+    int hdr_sent;          /* large send: header is in the ring */
+    shm_req_t *next;
+    shm_large_t large;     /* large receive matched on arrival */
+};
+_Static_assert(sizeof(shm_req_t) <= VS_REQ_BYTES, "request fits core's storage");
+
+typedef struct shm_peer {
+    pid_t pid;
+    /* me -> peer */
+    shm_ctrl_t *tx_ctrl;
+    shm_line_t *tx_ring;
+    unsigned char *tx_stage;
+    uint64_t tx_tail, tx_head_seen, tx_filled, tx_drained_seen;
+    shm_req_t *sendq, *sendq_tail;
+    /* peer -> me */
+    shm_ctrl_t *rx_ctrl;
+    shm_line_t *rx_ring;
+    const unsigned char *rx_stage;
+    uint64_t rx_head, rx_drained, rx_filled_seen;
+    shm_req_t *posted, *posted_tail;
+    shm_unexp_t *unexp, *unexp_tail;
+    shm_large_t *large, *large_tail;
+} shm_peer_t;
+
+struct vs_transport {
+    const vs_host_t *host;
+    size_t eager_limit, chunk, nchunks, ring_lines;
+    int rank, size;
+    char name[64];          /* segment name while it exists */
+    int named;              /* this rank created it and has not unlinked it yet */
+    void *seg;
+    size_t seg_bytes;
+    uint64_t key;
+    unsigned long polls;
+    shm_peer_t *peers;
+};
+
+#define ERR(t, ...) (t)->host->error((t)->host->core, __VA_ARGS__)
+
+static inline uint64_t flag_of(const vs_transport_t *t, uint64_t pos)
+{
+    return (pos + 1) ^ t->key;
+}
+
+static inline size_t lines_for(size_t len)
+{
+    return len <= SHM_INLINE ? 1 : 1 + (len - SHM_INLINE + SHM_LINE - 1) / SHM_LINE;
+}
+
+/* Data path (shm_path.c). */
+int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                  vs_req_t *req);
+int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                  vs_req_t *req);
+int shm_test(vs_transport_t *t, vs_req_t *req, int *done);
+int shm_wait(vs_transport_t *t, vs_req_t *req);
+int shm_progress(vs_transport_t *t);
+/* Frees what a peer's queues own (unexpected messages, buffered payloads). */
+void shm_peer_lists_free(shm_peer_t *p);
+
+#endif

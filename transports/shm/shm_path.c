@@ -1,0 +1,431 @@
+/* versus shm transport: the data path.  Sends write ring records or stream
+ * through the staging slots; receives match (peer, tag) in arrival order;
+ * progress reads rings, drains staging and checks that peers are alive.
+ * The layout and protocol are described at the top of shm.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shm.h"
+
+void shm_peer_lists_free(shm_peer_t *p)
+{
+    while (p->unexp) {
+        shm_unexp_t *u = p->unexp;
+        p->unexp = u->next;
+        if (u->large && u->large->buffering && u->large->done == u->large->len) {
+            free(u->large->buf); /* buffered completely: no longer in the staging list */
+            free(u->large);
+        }
+        free(u);
+    }
+    while (p->large) {
+        shm_large_t *l = p->large;
+        p->large = l->next;
+        if (!l->req) {
+            free(l->buf);
+            free(l);
+        }
+    }
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+/* Room for n lines at the tail, refreshing the receiver's head only when the
+ * cached one says no. */
+static inline int ring_room(shm_peer_t *p, size_t ring, size_t n)
+{
+    if (p->tx_tail + n - p->tx_head_seen <= ring)
+        return 1;
+    p->tx_head_seen = __atomic_load_n(&p->tx_ctrl->ring_head, __ATOMIC_ACQUIRE);
+    return p->tx_tail + n - p->tx_head_seen <= ring;
+}
+
+/* Reserve n contiguous lines (wrapping with a filler record when the ring's
+ * end is too close); NULL when the receiver has not freed enough. */
+static shm_line_t *ring_reserve(vs_transport_t *t, shm_peer_t *p, size_t n)
+{
+    size_t idx = p->tx_tail & (t->ring_lines - 1);
+    if (idx + n > t->ring_lines) {
+        size_t fill = t->ring_lines - idx;
+        if (!ring_room(p, t->ring_lines, fill))
+            return NULL;
+        shm_line_t *w = &p->tx_ring[idx];
+        w->kind = REC_WRAP;
+        w->nlines = (uint32_t)fill;
+        __atomic_store_n(&w->flag, flag_of(t, p->tx_tail), __ATOMIC_RELEASE);
+        p->tx_tail += fill;
+        idx = 0;
+    }
+    if (!ring_room(p, t->ring_lines, n))
+        return NULL;
+    return &p->tx_ring[idx];
+}
+
+static inline void ring_publish(vs_transport_t *t, shm_peer_t *p, shm_line_t *l, int kind,
+                                uint64_t tag, size_t len, size_t n)
+{
+    l->tag = tag;
+    l->len = len;
+    l->kind = (uint32_t)kind;
+    l->nlines = (uint32_t)n;
+    __atomic_store_n(&l->flag, flag_of(t, p->tx_tail), __ATOMIC_RELEASE);
+    p->tx_tail += n;
+}
+
+/* Move a send forward; returns 1 when it is complete. */
+static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
+{
+    if (r->len <= t->eager_limit) {
+        size_t n = lines_for(r->len);
+        shm_line_t *l = ring_reserve(t, p, n);
+        if (!l)
+            return 0;
+        memcpy(l->data, r->buf, r->len);
+        ring_publish(t, p, l, REC_EAGER, r->tag, r->len, n);
+        return 1;
+    }
+    if (!r->hdr_sent) {
+        shm_line_t *l = ring_reserve(t, p, 1);
+        if (!l)
+            return 0;
+        ring_publish(t, p, l, REC_LARGE, r->tag, r->len, 1);
+        r->hdr_sent = 1;
+    }
+    while (r->off < r->len) {
+        if (p->tx_filled - p->tx_drained_seen >= t->nchunks) {
+            p->tx_drained_seen = __atomic_load_n(&p->tx_ctrl->stage_drained, __ATOMIC_ACQUIRE);
+            if (p->tx_filled - p->tx_drained_seen >= t->nchunks)
+                return 0;
+        }
+        size_t c = r->len - r->off < t->chunk ? r->len - r->off : t->chunk;
+        memcpy(p->tx_stage + (p->tx_filled % t->nchunks) * t->chunk, r->buf + r->off, c);
+        r->off += c;
+        p->tx_filled++;
+        __atomic_store_n(&p->tx_ctrl->stage_filled, p->tx_filled, __ATOMIC_RELEASE);
+    }
+    return 1;
+}
+
+static void send_queue_progress(vs_transport_t *t, shm_peer_t *p)
+{
+    while (p->sendq && send_step(t, p, p->sendq)) {
+        shm_req_t *r = p->sendq;
+        p->sendq = r->next;
+        r->done = 1;
+    }
+}
+
+static int check_peer(vs_transport_t *t, int peer, size_t len)
+{
+    if (peer < 0 || peer >= t->size || peer == t->rank || !t->peers) {
+        ERR(t, "peer %d is not another rank (size %d, rank %d)", peer, t->size, t->rank);
+        return -EINVAL;
+    }
+    if (len > (size_t)UINT32_MAX * 1024) {
+        ERR(t, "message of %zu B is too large", len);
+        return -EMSGSIZE;
+    }
+    return 0;
+}
+
+int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                         vs_req_t *req)
+{
+    int rc = check_peer(t, peer, len);
+    if (rc)
+        return rc;
+    shm_req_t *r = (shm_req_t *)req->opaque;
+    *r = (shm_req_t){.kind = REQ_SEND, .peer = peer, .tag = tag, .buf = mem->addr, .len = len};
+    shm_peer_t *p = &t->peers[peer];
+    if (!p->sendq && send_step(t, p, r)) {
+        r->done = 1;
+        return 0;
+    }
+    if (p->sendq)
+        p->sendq_tail->next = r;
+    else
+        p->sendq = r;
+    p->sendq_tail = r;
+    return 0;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+/* A receive shorter than its message fails with -EMSGSIZE (at test/wait). */
+static void recv_too_short(vs_transport_t *t, shm_req_t *r, int peer, uint64_t tag, size_t len)
+{
+    ERR(t, "rank %d: a %zu B message from rank %d (tag %" PRIu64 ") does not fit the %zu B receive",
+        t->rank, len, peer, tag, r->len);
+    r->err = -EMSGSIZE;
+    r->done = 1;
+}
+
+static shm_req_t *posted_take(shm_peer_t *p, uint64_t tag)
+{
+    shm_req_t *prev = NULL;
+    for (shm_req_t *r = p->posted; r; prev = r, r = r->next) {
+        if (r->tag != tag)
+            continue;
+        if (prev)
+            prev->next = r->next;
+        else
+            p->posted = r->next;
+        if (p->posted_tail == r)
+            p->posted_tail = prev;
+        r->next = NULL;
+        return r;
+    }
+    return NULL;
+}
+
+static int unexp_add(shm_peer_t *p, uint64_t tag, size_t len, const void *data, shm_large_t *large)
+{
+    shm_unexp_t *u = malloc(sizeof *u + (large ? 0 : len));
+    if (!u)
+        return -ENOMEM;
+    *u = (shm_unexp_t){.tag = tag, .len = len, .large = large};
+    if (!large)
+        memcpy(u->data, data, len);
+    if (p->unexp)
+        p->unexp_tail->next = u;
+    else
+        p->unexp = u;
+    p->unexp_tail = u;
+    return 0;
+}
+
+static void large_append(shm_peer_t *p, shm_large_t *l)
+{
+    l->next = NULL;
+    if (p->large)
+        p->large_tail->next = l;
+    else
+        p->large = l;
+    p->large_tail = l;
+}
+
+/* Read what the peer put in the ring. */
+static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
+{
+    for (;;) {
+        shm_line_t *l = &p->rx_ring[p->rx_head & (t->ring_lines - 1)];
+        if (__atomic_load_n(&l->flag, __ATOMIC_ACQUIRE) != flag_of(t, p->rx_head))
+            return 0;
+        size_t len = l->len;
+        if (l->kind == REC_EAGER) {
+            shm_req_t *r = posted_take(p, l->tag);
+            if (r && len <= r->len) {
+                if (len)
+                    memcpy(r->buf, l->data, len);
+                r->done = 1;
+            } else if (r) {
+                recv_too_short(t, r, peer, l->tag, len);
+            } else if (unexp_add(p, l->tag, len, l->data, NULL)) {
+                ERR(t, "out of memory for an unexpected %zu B message", len);
+                return -ENOMEM;
+            }
+        } else if (l->kind == REC_LARGE) {
+            shm_req_t *r = posted_take(p, l->tag);
+            int fits = r && len <= r->len;
+            shm_large_t *lg = fits ? &r->large : calloc(1, sizeof *lg);
+            if (!lg)
+                return -ENOMEM;
+            *lg = (shm_large_t){.req = fits ? r : NULL, .tag = l->tag, .len = len, .discard = r && !fits};
+            if (r && !fits)
+                recv_too_short(t, r, peer, l->tag, len); /* fails now; the payload is dropped */
+            if (!r && unexp_add(p, l->tag, len, NULL, lg)) {
+                free(lg);
+                return -ENOMEM;
+            }
+            large_append(p, lg);
+        } else if (l->kind != REC_WRAP) {
+            ERR(t, "corrupt record in the ring from rank %d", peer);
+            return -EPROTO;
+        }
+        p->rx_head += l->nlines;
+        __atomic_store_n(&p->rx_ctrl->ring_head, p->rx_head, __ATOMIC_RELEASE);
+    }
+}
+
+/* The staging stream is in order; an unexpected head message stays in the
+ * slots unless a later one is already wanted, then it is buffered. */
+static int staging_progress(vs_transport_t *t, shm_peer_t *p)
+{
+    while (p->large) {
+        shm_large_t *l = p->large;
+        if (!l->req && !l->buffering && !l->discard) {
+            int wanted = 0;
+            for (shm_large_t *q = l->next; q && !wanted; q = q->next)
+                wanted = q->req != NULL;
+            if (!wanted)
+                return 0;
+            if (!(l->buf = malloc(l->len ? l->len : 1)))
+                return -ENOMEM;
+            l->buffering = 1;
+        }
+        unsigned char *dst = l->req ? l->req->buf : l->buf; /* NULL: discard */
+        while (l->done < l->len) {
+            if (p->rx_drained == p->rx_filled_seen) {
+                p->rx_filled_seen = __atomic_load_n(&p->rx_ctrl->stage_filled, __ATOMIC_ACQUIRE);
+                if (p->rx_drained == p->rx_filled_seen)
+                    return 0;
+            }
+            size_t c = l->len - l->done < t->chunk ? l->len - l->done : t->chunk;
+            if (dst)
+                memcpy(dst + l->done, p->rx_stage + (p->rx_drained % t->nchunks) * t->chunk, c);
+            l->done += c;
+            p->rx_drained++;
+            __atomic_store_n(&p->rx_ctrl->stage_drained, p->rx_drained, __ATOMIC_RELEASE);
+        }
+        p->large = l->next;
+        if (l->req)
+            l->req->done = 1;
+        else if (l->discard)
+            free(l);
+        /* a buffered one stays reachable from its unexpected entry */
+    }
+    return 0;
+}
+
+/* Gone: no such process, or a zombie its parent has not reaped yet. */
+static int pid_gone(pid_t pid)
+{
+    if (kill(pid, 0) && errno == ESRCH)
+        return 1;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+static int check_liveness(vs_transport_t *t)
+{
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank || t->peers[r].pid <= 0)
+            continue;
+        if (pid_gone(t->peers[r].pid)) {
+            ERR(t, "rank %d (pid %d) has exited", r, (int)t->peers[r].pid);
+            return -ECONNRESET;
+        }
+    }
+    return 0;
+}
+
+int shm_progress(vs_transport_t *t)
+{
+    if (!t->peers)
+        return -ENOTCONN;
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank)
+            continue;
+        shm_peer_t *p = &t->peers[r];
+        int rc = ring_progress(t, r, p);
+        if (!rc && p->large)
+            rc = staging_progress(t, p);
+        if (rc)
+            return rc;
+        if (p->sendq)
+            send_queue_progress(t, p);
+    }
+    if ((++t->polls & SHM_LIVENESS_MASK) == 0)
+        return check_liveness(t);
+    return 0;
+}
+
+int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                         vs_req_t *req)
+{
+    int rc = check_peer(t, peer, len);
+    if (rc)
+        return rc;
+    shm_req_t *r = (shm_req_t *)req->opaque;
+    *r = (shm_req_t){.kind = REQ_RECV, .peer = peer, .tag = tag, .buf = mem->addr, .len = len};
+    shm_peer_t *p = &t->peers[peer];
+    shm_unexp_t *prev = NULL, *u = p->unexp;
+    for (; u && u->tag != tag; prev = u, u = u->next)
+        ;
+    if (u) {
+        if (prev)
+            prev->next = u->next;
+        else
+            p->unexp = u->next;
+        if (p->unexp_tail == u)
+            p->unexp_tail = prev;
+        shm_large_t *l = u->large;
+        size_t mlen = l ? l->len : u->len;
+        if (mlen > len) {
+            recv_too_short(t, r, peer, tag, mlen); /* -EMSGSIZE, reported by test/wait */
+            if (l && l->buffering && l->done == l->len) {
+                free(l->buf);
+                free(l);
+            } else if (l) {
+                free(l->buf);
+                *l = (shm_large_t){.next = l->next, .tag = l->tag, .len = l->len, .done = l->done,
+                                   .discard = 1};
+            }
+        } else if (!l) {
+            if (mlen)
+                memcpy(r->buf, u->data, mlen);
+            r->done = 1;
+        } else if (l->buffering && l->done == l->len) {
+            memcpy(r->buf, l->buf, mlen);
+            r->done = 1;
+            free(l->buf);
+            free(l);
+        } else {
+            /* still in the staging stream (maybe partly buffered): take it over */
+            if (l->buffering)
+                memcpy(r->buf, l->buf, l->done);
+            free(l->buf);
+            l->buf = NULL;
+            l->buffering = 0;
+            l->req = r;
+        }
+        free(u);
+        return r->done ? 0 : staging_progress(t, p);
+    }
+    if (p->posted)
+        p->posted_tail->next = r;
+    else
+        p->posted = r;
+    p->posted_tail = r;
+    return ring_progress(t, peer, p);
+}
+
+int shm_test(vs_transport_t *t, vs_req_t *req, int *done)
+{
+    shm_req_t *r = (shm_req_t *)req->opaque;
+    int rc = 0;
+    if (!r->done)
+        rc = shm_progress(t);
+    *done = r->done;
+    return rc ? rc : (r->done ? r->err : 0);
+}
+
+int shm_wait(vs_transport_t *t, vs_req_t *req)
+{
+    shm_req_t *r = (shm_req_t *)req->opaque;
+    for (unsigned long polls = 1; !r->done; polls++) {
+        int rc = shm_progress(t);
+        if (rc)
+            return rc;
+        if (polls % SHM_YIELD_POLLS == 0)
+            sched_yield(); /* a peer sharing this CPU, or a busy host: let others run */
+    }
+    return r->err;
+}

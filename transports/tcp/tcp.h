@@ -1,0 +1,87 @@
+/* versus tcp transport: per-rank state and the data path's entry points
+ * (tcp_path.c), used by the setup code in tcp.c. */
+#ifndef VS_TCP_H
+#define VS_TCP_H
+
+#include <stddef.h>
+#include <netinet/in.h>
+#include <stdint.h>
+
+#include <versus/transport.h>
+
+#define TCP_RXBUF (64 * 1024)
+#define TCP_ACCEPT_TIMEOUT_MS 60000
+#define TCP_YIELD_POLLS 64
+
+enum { MODE_POLL, MODE_BLOCK };
+enum { REQ_SEND = 1, REQ_RECV = 2 };
+
+typedef struct tcp_hdr {
+    uint64_t tag;
+    uint64_t len;
+} tcp_hdr_t;
+
+typedef struct tcp_req tcp_req_t;
+struct tcp_req {
+    int kind, done, err, peer;
+    uint64_t tag;
+    unsigned char *buf;
+    size_t len;       /* send: message length; recv: capacity */
+    size_t off;       /* send: bytes of header + payload written */
+    tcp_hdr_t hdr;    /* send: the header being written */
+    tcp_req_t *next;
+};
+_Static_assert(sizeof(tcp_req_t) <= VS_REQ_BYTES, "request fits core's storage");
+
+/* An arrival nobody asked for yet (payload kept here). */
+typedef struct tcp_unexp {
+    struct tcp_unexp *next;
+    uint64_t tag;
+    size_t len, got;
+    tcp_req_t *req;   /* a receive that matched it while its payload was still arriving */
+    int dropped;      /* matched by a receive too short for it: drained, then freed */
+    unsigned char data[];
+} tcp_unexp_t;
+
+typedef struct tcp_peer {
+    int fd;
+    tcp_req_t *sendq, *sendq_tail;
+    tcp_req_t *posted, *posted_tail;
+    tcp_unexp_t *unexp, *unexp_tail;
+    /* incoming stream */
+    unsigned char *rx;          /* TCP_RXBUF bytes */
+    size_t rx_pos, rx_end;
+    tcp_hdr_t hdr;
+    size_t hdr_got;
+    int in_payload;
+    unsigned char *dst;         /* payload destination, NULL to drop */
+    size_t need, got;
+    tcp_req_t *dst_req;         /* receive completed by this payload */
+    tcp_unexp_t *dst_unexp;     /* or the unexpected entry it fills */
+} tcp_peer_t;
+
+struct vs_transport {
+    const vs_host_t *host;
+    int mode;
+    size_t sockbuf;             /* 0: kernel autotuning */
+    char addr[64], iface[16];   /* iface: up to IF_NAMESIZE */
+    char listen_ip[INET_ADDRSTRLEN];
+    int rank, size;
+    int sndbuf, rcvbuf;         /* what the kernel reports on the first connection */
+    tcp_peer_t *peers;
+};
+
+#define ERR(t, ...) (t)->host->error((t)->host->core, __VA_ARGS__)
+
+/* Data path (tcp_path.c). */
+int tcp_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                  vs_req_t *req);
+int tcp_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                  vs_req_t *req);
+int tcp_test(vs_transport_t *t, vs_req_t *req, int *done);
+int tcp_wait(vs_transport_t *t, vs_req_t *req);
+int tcp_progress(vs_transport_t *t);
+int tcp_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag);
+int tcp_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag);
+
+#endif

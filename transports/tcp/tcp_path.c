@@ -1,0 +1,432 @@
+/* versus tcp transport: the data path.  Sends write header and payload with
+ * one sendmsg(); receives match (peer, tag) in arrival order through a
+ * per-peer buffer, reading long payloads straight into place; see tcp.c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "tcp.h"
+
+/* ---- sending ------------------------------------------------------------ */
+
+/* Write what the socket takes; 1 when the whole message is out. */
+static int send_step(vs_transport_t *t, tcp_peer_t *p, tcp_req_t *r, int flags)
+{
+    const size_t total = sizeof r->hdr + r->len;
+    while (r->off < total) {
+        struct iovec iov[2];
+        int n = 0;
+        if (r->off < sizeof r->hdr)
+            iov[n++] = (struct iovec){(char *)&r->hdr + r->off, sizeof r->hdr - r->off};
+        size_t poff = r->off < sizeof r->hdr ? 0 : r->off - sizeof r->hdr;
+        if (r->len > poff)
+            iov[n++] = (struct iovec){r->buf + poff, r->len - poff};
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t k = sendmsg(p->fd, &mh, flags | MSG_NOSIGNAL);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            int e = errno;
+            if (e == EPIPE || e == ECONNRESET) {
+                ERR(t, "rank %d closed the connection", r->peer);
+                return -ECONNRESET;
+            }
+            ERR(t, "send to rank %d: %s", r->peer, strerror(e));
+            return -e;
+        }
+        r->off += (size_t)k;
+    }
+    return 1;
+}
+
+static int send_queue_progress(vs_transport_t *t, tcp_peer_t *p)
+{
+    while (p->sendq) {
+        tcp_req_t *r = p->sendq;
+        int rc = send_step(t, p, r, MSG_DONTWAIT);
+        if (rc <= 0)
+            return rc;
+        p->sendq = r->next;
+        r->done = 1;
+    }
+    return 0;
+}
+
+static int check_peer(vs_transport_t *t, int peer)
+{
+    if (peer < 0 || peer >= t->size || peer == t->rank || !t->peers) {
+        ERR(t, "peer %d is not another rank (size %d, rank %d)", peer, t->size, t->rank);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static void send_init(tcp_req_t *r, const vs_mem_t *mem, size_t len, int peer, uint64_t tag)
+{
+    *r = (tcp_req_t){.kind = REQ_SEND, .peer = peer, .tag = tag, .buf = mem->addr, .len = len,
+                     .hdr = {.tag = tag, .len = len}};
+}
+
+int tcp_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                         vs_req_t *req)
+{
+    int rc = check_peer(t, peer);
+    if (rc)
+        return rc;
+    tcp_req_t *r = (tcp_req_t *)req->opaque;
+    send_init(r, mem, len, peer, tag);
+    tcp_peer_t *p = &t->peers[peer];
+    if (!p->sendq) {
+        rc = send_step(t, p, r, MSG_DONTWAIT);
+        if (rc < 0)
+            return rc;
+        if (rc) {
+            r->done = 1;
+            return 0;
+        }
+    }
+    if (p->sendq)
+        p->sendq_tail->next = r;
+    else
+        p->sendq = r;
+    p->sendq_tail = r;
+    return 0;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+static tcp_req_t *posted_take(tcp_peer_t *p, uint64_t tag)
+{
+    tcp_req_t *prev = NULL;
+    for (tcp_req_t *r = p->posted; r; prev = r, r = r->next) {
+        if (r->tag != tag)
+            continue;
+        if (prev)
+            prev->next = r->next;
+        else
+            p->posted = r->next;
+        if (p->posted_tail == r)
+            p->posted_tail = prev;
+        r->next = NULL;
+        return r;
+    }
+    return NULL;
+}
+
+static void too_short(vs_transport_t *t, tcp_req_t *r, uint64_t tag, size_t len)
+{
+    ERR(t, "rank %d: a %zu B message from rank %d (tag %" PRIu64 ") does not fit the %zu B receive",
+        t->rank, len, r->peer, tag, r->len);
+    r->err = -EMSGSIZE;
+    r->done = 1;
+}
+
+/* A header is complete: decide where its payload goes. */
+static int on_header(vs_transport_t *t, tcp_peer_t *p)
+{
+    tcp_req_t *r = posted_take(p, p->hdr.tag);
+    p->in_payload = 1;
+    p->need = p->hdr.len;
+    p->got = 0;
+    p->dst = NULL;
+    p->dst_req = NULL;
+    p->dst_unexp = NULL;
+    if (r && p->hdr.len > r->len) {
+        too_short(t, r, p->hdr.tag, p->hdr.len); /* payload dropped */
+    } else if (r) {
+        p->dst = r->buf;
+        p->dst_req = r;
+    } else {
+        if (p->hdr.len > (1ULL << 40)) {
+            ERR(t, "corrupt header from rank (length %" PRIu64 ")", p->hdr.len);
+            return -EPROTO;
+        }
+        tcp_unexp_t *u = malloc(sizeof *u + p->hdr.len);
+        if (!u) {
+            ERR(t, "out of memory for an unexpected %" PRIu64 " B message", p->hdr.len);
+            return -ENOMEM;
+        }
+        *u = (tcp_unexp_t){.tag = p->hdr.tag, .len = p->hdr.len};
+        if (p->unexp)
+            p->unexp_tail->next = u;
+        else
+            p->unexp = u;
+        p->unexp_tail = u;
+        p->dst = u->data;
+        p->dst_unexp = u;
+    }
+    return 0;
+}
+
+static void unexp_remove(tcp_peer_t *p, tcp_unexp_t *u)
+{
+    tcp_unexp_t *prev = NULL;
+    for (tcp_unexp_t *q = p->unexp; q && q != u; q = q->next)
+        prev = q;
+    if (prev)
+        prev->next = u->next;
+    else
+        p->unexp = u->next;
+    if (p->unexp_tail == u)
+        p->unexp_tail = prev;
+    free(u);
+}
+
+static void payload_done(tcp_peer_t *p)
+{
+    p->in_payload = 0;
+    p->hdr_got = 0;
+    if (p->dst_req) {
+        p->dst_req->done = 1;
+    } else if (p->dst_unexp) {
+        tcp_unexp_t *u = p->dst_unexp;
+        u->got = u->len;
+        if (u->req) { /* matched while arriving: deliver */
+            if (u->len)
+                memcpy(u->req->buf, u->data, u->len);
+            u->req->done = 1;
+        }
+        if (u->req || u->dropped)
+            unexp_remove(p, u);
+    }
+}
+
+/* Consume buffered bytes; returns 0 or a negative errno. */
+static int rx_consume(vs_transport_t *t, tcp_peer_t *p)
+{
+    while (p->rx_pos < p->rx_end || (p->in_payload && p->got == p->need)) {
+        size_t avail = p->rx_end - p->rx_pos;
+        if (!p->in_payload) {
+            size_t c = sizeof p->hdr - p->hdr_got < avail ? sizeof p->hdr - p->hdr_got : avail;
+            memcpy((unsigned char *)&p->hdr + p->hdr_got, p->rx + p->rx_pos, c);
+            p->hdr_got += c;
+            p->rx_pos += c;
+            if (p->hdr_got == sizeof p->hdr) {
+                int rc = on_header(t, p);
+                if (rc)
+                    return rc;
+            }
+            continue;
+        }
+        size_t c = p->need - p->got < avail ? p->need - p->got : avail;
+        if (p->dst && c)
+            memcpy(p->dst + p->got, p->rx + p->rx_pos, c);
+        p->got += c;
+        p->rx_pos += c;
+        if (p->got == p->need)
+            payload_done(p);
+    }
+    return 0;
+}
+
+/* Non-blocking (until == NULL): read until the socket has nothing more.
+ * Blocking: sleep in recv() until *until becomes true.  A long payload is
+ * read straight into its destination. */
+static int rx_progress(vs_transport_t *t, int peer, tcp_peer_t *p, const int *until)
+{
+    const int blocking = until != NULL;
+    int rc;
+    for (;;) {
+        if ((rc = rx_consume(t, p)))
+            return rc;
+        if (blocking && *until)
+            return 0;
+        ssize_t k;
+        size_t want;
+        int flags = blocking ? 0 : MSG_DONTWAIT;
+        int direct = p->in_payload && p->dst && p->need - p->got >= TCP_RXBUF / 2;
+        if (direct) {
+            want = p->need - p->got;
+            k = recv(p->fd, p->dst + p->got, want, flags | (blocking ? MSG_WAITALL : 0));
+        } else {
+            p->rx_pos = p->rx_end = 0;
+            want = TCP_RXBUF;
+            k = recv(p->fd, p->rx, want, flags);
+        }
+        if (k == 0) {
+            ERR(t, "rank %d closed the connection", peer);
+            return -ECONNRESET;
+        }
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            int e = errno;
+            if (e == ECONNRESET) {
+                ERR(t, "rank %d closed the connection (reset)", peer);
+                return -ECONNRESET;
+            }
+            ERR(t, "receive from rank %d: %s", peer, strerror(e));
+            return -e;
+        }
+        if (direct) {
+            p->got += (size_t)k;
+            if (p->got == p->need)
+                payload_done(p);
+        } else {
+            p->rx_end = (size_t)k;
+        }
+        if (!blocking && (size_t)k < want)
+            return rx_consume(t, p); /* socket drained: hand the bytes over */
+    }
+}
+
+int tcp_progress(vs_transport_t *t)
+{
+    if (!t->peers)
+        return -ENOTCONN;
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank)
+            continue;
+        tcp_peer_t *p = &t->peers[r];
+        int rc = p->sendq ? send_queue_progress(t, p) : 0;
+        if (!rc)
+            rc = rx_progress(t, r, p, NULL);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int recv_init(vs_transport_t *t, tcp_req_t *r, vs_mem_t *mem, size_t len, int peer, uint64_t tag)
+{
+    *r = (tcp_req_t){.kind = REQ_RECV, .peer = peer, .tag = tag, .buf = mem->addr, .len = len};
+    tcp_peer_t *p = &t->peers[peer];
+    tcp_unexp_t *u = p->unexp;
+    for (; u && (u->tag != tag || u->req || u->dropped); u = u->next)
+        ;
+    if (!u) {
+        if (p->posted)
+            p->posted_tail->next = r;
+        else
+            p->posted = r;
+        p->posted_tail = r;
+        return 0;
+    }
+    if (u->len > len) {
+        too_short(t, r, tag, u->len);
+        if (u->got < u->len) {
+            u->dropped = 1; /* still arriving: let it finish, then free it */
+            return 0;
+        }
+    } else if (u->got < u->len) {
+        u->req = r; /* completes when the rest of its payload arrives */
+        return 0;
+    } else {
+        if (u->len)
+            memcpy(r->buf, u->data, u->len);
+        r->done = 1;
+    }
+    unexp_remove(p, u);
+    return 0;
+}
+
+int tcp_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag,
+                         vs_req_t *req)
+{
+    int rc = check_peer(t, peer);
+    if (rc)
+        return rc;
+    tcp_req_t *r = (tcp_req_t *)req->opaque;
+    if ((rc = recv_init(t, r, mem, len, peer, tag)) || r->done)
+        return rc;
+    return rx_progress(t, peer, &t->peers[peer], NULL);
+}
+
+int tcp_test(vs_transport_t *t, vs_req_t *req, int *done)
+{
+    tcp_req_t *r = (tcp_req_t *)req->opaque;
+    int rc = 0;
+    if (!r->done)
+        rc = tcp_progress(t);
+    *done = r->done;
+    return rc ? rc : (r->done ? r->err : 0);
+}
+
+/* Block mode: sleep until a socket with work is ready. */
+static int wait_ready(vs_transport_t *t)
+{
+    struct pollfd pf[64];
+    int n = 0;
+    for (int r = 0; r < t->size && n < 64; r++) {
+        if (r == t->rank)
+            continue;
+        tcp_peer_t *p = &t->peers[r];
+        pf[n++] = (struct pollfd){.fd = p->fd, .events = (short)(POLLIN | (p->sendq ? POLLOUT : 0))};
+    }
+    if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR) {
+        int e = errno;
+        ERR(t, "poll: %s", strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+int tcp_wait(vs_transport_t *t, vs_req_t *req)
+{
+    int done = 0, rc;
+    for (unsigned long polls = 1; !(rc = tcp_test(t, req, &done)) && !done; polls++) {
+        if (t->mode == MODE_BLOCK && (rc = wait_ready(t)))
+            return rc;
+        if (polls % TCP_YIELD_POLLS == 0)
+            sched_yield(); /* busy-polling on a shared CPU: let the peer run */
+    }
+    return rc;
+}
+
+static int any_send_pending(vs_transport_t *t)
+{
+    for (int r = 0; r < t->size; r++)
+        if (r != t->rank && t->peers[r].sendq)
+            return 1;
+    return 0;
+}
+
+/* Blocking pair.  Poll mode: post + busy wait.  Block mode: sleep in the
+ * socket calls themselves, unless earlier non-blocking operations are in
+ * flight, which must keep moving (then post + wait). */
+int tcp_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag)
+{
+    vs_req_t req;
+    int rc = check_peer(t, peer);
+    if (rc)
+        return rc;
+    if (t->mode == MODE_POLL || t->peers[peer].sendq) {
+        if ((rc = tcp_post_send(t, mem, len, peer, tag, &req)))
+            return rc;
+        return tcp_wait(t, &req);
+    }
+    tcp_req_t *r = (tcp_req_t *)req.opaque;
+    send_init(r, mem, len, peer, tag);
+    rc = send_step(t, &t->peers[peer], r, 0);
+    return rc < 0 ? rc : 0;
+}
+
+int tcp_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag)
+{
+    vs_req_t req;
+    int rc = check_peer(t, peer);
+    if (rc)
+        return rc;
+    tcp_req_t *r = (tcp_req_t *)req.opaque;
+    if (t->mode == MODE_POLL || any_send_pending(t)) {
+        if ((rc = tcp_post_recv(t, mem, len, peer, tag, &req)))
+            return rc;
+        return tcp_wait(t, &req);
+    }
+    if ((rc = recv_init(t, r, mem, len, peer, tag)))
+        return rc;
+    tcp_peer_t *p = &t->peers[peer];
+    while (!r->done && !(rc = rx_progress(t, peer, p, &r->done)))
+        ;
+    return rc ? rc : r->err;
+}
