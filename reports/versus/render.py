@@ -20,7 +20,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": "{''}",
           "±": r"\textpm{}", "µ": r"\textmu{}", "μ": r"\textmu{}", "×": r"\texttimes{}",
           "≥": r"$\geq$", "≤": r"$\leq$", "½": r"\textonehalf{}", "σ": r"$\sigma$", "·": r"$\cdot$",
-          "–": "--", "—": "---", "…": r"\dots{}", "∞": r"$\infty$", "→": r"$\to$", "\n": " ", "\t": " "}
+          "–": "--", "—": "---", "…": r"\dots{}", "∞": r"$\infty$", "÷": r"$\div$", "→": r"$\to$", "\n": " ", "\t": " "}
 
 
 def latex_escape(value) -> str:
@@ -110,6 +110,15 @@ def _latex_finalize(v):
     return latex_escape("" if v is None else v)
 
 
+def _latex_column(c: dict) -> Markup:
+    """l / r, or a wrapping column of the given share of the line width."""
+    text = c.get("fmt", "text") == "text"
+    if not c.get("width"):
+        return Markup("l" if text else "r")
+    align = r"\raggedright" if text else r"\raggedleft"
+    return Markup(f">{{{align}\\arraybackslash}}p{{{float(c['width']):.3f}\\linewidth}}")
+
+
 def latex_env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
@@ -122,9 +131,7 @@ def latex_env() -> jinja2.Environment:
     _common_filters(env)
     env.filters["e"] = lambda v: Markup(latex_escape(v))
     env.filters["raw"] = Markup
-    env.filters["colspec"] = lambda cols: Markup("").join(
-        Markup(f"p{{{c['width']}\\linewidth}}") if c.get("width") else "l" if c.get("fmt", "text") == "text" else "r"
-        for c in cols)
+    env.filters["colspec"] = lambda cols: Markup("").join(_latex_column(c) for c in cols)
     return env
 
 

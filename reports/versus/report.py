@@ -166,17 +166,17 @@ def summary_row(c: Config, floor: Config | None) -> dict:
 
 
 SUMMARY_COLUMNS = [
-    {"key": "config", "title": "configuration", "fmt": "text"},
-    {"key": "provider", "title": "provider", "fmt": "text"},
-    {"key": "latency", "title": "latency µs [95 % CI]", "fmt": "us_ci"},
-    {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci"},
-    {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci"},
-    {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci"},
-    {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps"},
-    {"key": "floor_latency_x", "title": "latency ÷ shm floor", "fmt": "times"},
-    {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct"},
-    {"key": "n_transitions", "title": "transitions", "fmt": "int"},
-    {"key": "status", "title": "status", "fmt": "text"},
+    {"key": "config", "title": "configuration", "fmt": "text", "width": 0.11},
+    {"key": "provider", "title": "provider", "fmt": "text", "width": 0.09},
+    {"key": "latency", "title": "latency µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
+    {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
+    {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.1},
+    {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.1},
+    {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
+    {"key": "floor_latency_x", "title": "latency ÷ shm floor", "fmt": "times", "width": 0.05},
+    {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
+    {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.05},
+    {"key": "status", "title": "status", "fmt": "text", "width": 0.04},
 ]
 
 
