@@ -1,0 +1,24 @@
+"""Ground truth: UCX's rendezvous threshold set by UCX_RNDV_THRESH (not a power
+of two) is found by `versus summary` within 5 % and attributed to the
+`rndv_thresh` the ucx module records.
+
+Shared memory (sysv + cma, UCX's default here): below the threshold messages
+are copied through the shared segment (eager bcopy), from it on they are read
+by the peer with one CMA copy after a handshake: a step up of about 1 us.
+
+usage: gt_ucx_rndv.py THRESHOLD
+"""
+import sys
+
+import gtcommon as gt
+import vstest as vt
+
+threshold = int(sys.argv[1]) if len(sys.argv) > 1 else 12000
+vt.need_module("ucx")
+env = {"UCX_RNDV_THRESH": str(threshold), "UCX_TLS": "sm", "UCX_WARN_UNUSED_ENV_VARS": "n"}
+out = gt.run_sweep(f"ucx-rndv-{threshold}", ["--transport", "ucx", "--launch", "local", "-n", "2"],
+                   threshold, env)
+run = gt.summary(out)
+vt.check(run["status"] == "ok", "the run completed")
+t = gt.check_detected(run, "rndv_thresh", threshold)
+vt.check(t["jump_us"] > 0, f"the rendezvous costs more at the threshold (jump {t['jump_us']:+.3f} us)")
