@@ -31,9 +31,11 @@
  * milliseconds of spinning, and fails with -ECONNRESET; a peer that is alive
  * but stuck is left to core's watchdog and its deadline.
  *
- * wait spins on progress and calls sched_yield() every 1024 fruitless polls
- * (some microseconds), which costs nothing while the peer answers quickly
- * and lets a peer sharing the same CPU run.
+ * wait spins on progress.  Each rank publishes the CPU it waits on; a rank
+ * that finds its peer on its own CPU (same-core placement, or the host
+ * moved one) calls sched_yield() every 1024 fruitless polls so the peer can
+ * run.  Ranks on different CPUs never yield: yielding on a busy host hands
+ * the CPU away for a whole time slice.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -211,6 +213,9 @@ static int seg_create(vs_transport_t *t)
     *h = (shm_seg_hdr_t){.magic = SHM_MAGIC, .key = key | (1ULL << 63), .nranks = (uint64_t)t->size,
                          .ring_lines = t->ring_lines, .chunk = t->chunk, .nchunks = t->nchunks,
                          .eager_limit = t->eager_limit, .chan_bytes = chan_bytes(t)};
+    shm_cpu_t *cpus = (shm_cpu_t *)((unsigned char *)t->seg + SHM_LINE);
+    for (int r = 0; r < t->size; r++)
+        cpus[r].cpu = -1;
     return 0;
 }
 
@@ -259,6 +264,8 @@ static int first_failure(const shm_hello_t *all, int n, int *who)
 static void peers_setup(vs_transport_t *t, const shm_hello_t *all)
 {
     t->key = ((shm_seg_hdr_t *)t->seg)->key;
+    t->cpu_of = (shm_cpu_t *)((unsigned char *)t->seg + SHM_LINE);
+    t->my_cpu = -1;
     for (int r = 0; r < t->size; r++) {
         shm_peer_t *p = &t->peers[r];
         p->pid = all[r].pid;
@@ -278,8 +285,8 @@ static int shm_connect(vs_transport_t *t, vs_bootstrap_t *bs)
 {
     t->rank = bs->rank;
     t->size = bs->size;
-    if (t->size < 2) {
-        ERR(t, "needs at least 2 ranks on one host");
+    if (t->size < 2 || t->size > SHM_MAX_RANKS) {
+        ERR(t, "needs 2 to %d ranks on one host", SHM_MAX_RANKS);
         return -EINVAL;
     }
     t->peers = calloc((size_t)t->size, sizeof *t->peers);
@@ -342,7 +349,7 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     const struct { const char *k; char v[64]; } a[] = {
         {"mode", ""}, {"slot_bytes", ""}, {"ring_slots", ""}, {"chunk_bytes", ""}, {"chunks", ""},
         {"peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls"},
-        {"wait", "spin, sched_yield every 1024 polls"},
+        {"wait", "spin; sched_yield every 1024 polls if the peer is on this CPU"},
     };
     info->n_attrs = (int)(sizeof a / sizeof a[0]);
     for (int i = 0; i < info->n_attrs; i++) {

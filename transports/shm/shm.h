@@ -20,6 +20,7 @@
 #define SHM_MAGIC 0x7665727375736d31ULL /* "versusm1" */
 #define SHM_LIVENESS_MASK ((1UL << 22) - 1)
 #define SHM_YIELD_POLLS 1024
+#define SHM_MAX_RANKS 63 /* one line each for the published CPU in the first page */
 
 enum { REC_EAGER = 1, REC_LARGE = 2, REC_WRAP = 3 };
 enum { REQ_SEND = 1, REQ_RECV = 2 };
@@ -46,6 +47,11 @@ typedef struct shm_seg_hdr {
     uint64_t key;
     uint64_t nranks, ring_lines, chunk, nchunks, eager_limit, chan_bytes;
 } shm_seg_hdr_t;
+
+/* The CPU a rank last waited on (-1 unknown), written by that rank only. */
+typedef struct shm_cpu {
+    _Alignas(SHM_LINE) int32_t cpu;
+} shm_cpu_t;
 
 typedef struct shm_req shm_req_t;
 
@@ -109,6 +115,8 @@ struct vs_transport {
     size_t seg_bytes;
     uint64_t key;
     unsigned long polls;
+    shm_cpu_t *cpu_of;      /* per rank, in the segment's first page */
+    int my_cpu;             /* last value this rank published */
     shm_peer_t *peers;
 };
 

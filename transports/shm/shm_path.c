@@ -420,12 +420,18 @@ int shm_test(vs_transport_t *t, vs_req_t *req, int *done)
 int shm_wait(vs_transport_t *t, vs_req_t *req)
 {
     shm_req_t *r = (shm_req_t *)req->opaque;
+    int cpu = sched_getcpu();
+    if (cpu != t->my_cpu) {
+        t->my_cpu = cpu;
+        __atomic_store_n(&t->cpu_of[t->rank].cpu, cpu, __ATOMIC_RELAXED);
+    }
     for (unsigned long polls = 1; !r->done; polls++) {
         int rc = shm_progress(t);
         if (rc)
             return rc;
-        if (polls % SHM_YIELD_POLLS == 0)
-            sched_yield(); /* a peer sharing this CPU, or a busy host: let others run */
+        if (polls % SHM_YIELD_POLLS == 0 &&
+            __atomic_load_n(&t->cpu_of[r->peer].cpu, __ATOMIC_RELAXED) == cpu)
+            sched_yield(); /* the peer needs this CPU to answer */
     }
     return r->err;
 }

@@ -9,8 +9,7 @@
  * Two modes (transport option mode=):
  *   poll  (default) post_send/post_recv move as far as the socket allows
  *         without blocking and finish in test/progress; wait busy-polls
- *         (the UCX and libfabric TCP paths work this way), with a
- *         sched_yield() every 64 fruitless polls;
+ *         (the UCX and libfabric TCP paths work this way);
  *   block the blocking send/recv ops sleep in sendmsg()/recv() like NetPIPE,
  *         and wait sleeps in poll() between attempts.
  * Incoming bytes go through a per-peer buffer; a payload larger than what
@@ -398,7 +397,7 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
         {"iface", *t->iface ? t->iface : ""},
         {"nodelay", "1"},
         {"header_bytes", "16"},
-        {"wait", t->mode == MODE_BLOCK ? "sleep in recv/send/poll" : "busy-poll, sched_yield every 64 polls"},
+        {"wait", t->mode == MODE_BLOCK ? "sleep in recv/send/poll" : "busy-poll"},
     };
     info->n_attrs = (int)(sizeof kv / sizeof kv[0]);
     for (int i = 0; i < info->n_attrs; i++) {

@@ -11,7 +11,6 @@
 
 #define TCP_RXBUF (64 * 1024)
 #define TCP_ACCEPT_TIMEOUT_MS 60000
-#define TCP_YIELD_POLLS 64
 
 enum { MODE_POLL, MODE_BLOCK };
 enum { REQ_SEND = 1, REQ_RECV = 2 };

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,12 +373,9 @@ static int wait_ready(vs_transport_t *t)
 int tcp_wait(vs_transport_t *t, vs_req_t *req)
 {
     int done = 0, rc;
-    for (unsigned long polls = 1; !(rc = tcp_test(t, req, &done)) && !done; polls++) {
+    while (!(rc = tcp_test(t, req, &done)) && !done)
         if (t->mode == MODE_BLOCK && (rc = wait_ready(t)))
             return rc;
-        if (polls % TCP_YIELD_POLLS == 0)
-            sched_yield(); /* busy-polling on a shared CPU: let the peer run */
-    }
     return rc;
 }
 
