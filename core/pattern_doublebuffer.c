@@ -25,7 +25,8 @@
  * mean of K pairs with --batch K), the same number of samples of
  *   compute_ns: rank 0 sums both buffers, no communication (mean of as many
  *               repetitions as make at least a microsecond);
- *   comm_ns:    the same exchange with no fill on rank 1 and no sum on rank 0.
+ *   comm_ns:    the same exchange, rank 1 unchanged (it fills and sends as
+ *               always), rank 0 only receiving: the arrival stream alone.
  * overlap = (compute + comm - total) / min(compute, comm), from medians, is
  * 1 when the shorter of the two is hidden entirely and 0 when they add up;
  * CPU availability = compute / total. */
@@ -173,8 +174,9 @@ static int timing_rank(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, i
     return 0;
 }
 
-/* Rank 1: the same number of pairs; with compute, fills before each send. */
-static int support_rank(vs_run_t *r, db_t *p, size_t bytes, long pairs, int compute)
+/* Rank 1: the same number of pairs, each buffer filled before its send
+ * (rank 1 does the same whether or not rank 0 sums). */
+static int support_rank(vs_run_t *r, db_t *p, size_t bytes, long pairs)
 {
     const vs_transport_ops_t *ops = r->ops;
     const uint64_t tag[2] = {TAG_A, TAG_B}, ctag[2] = {TAG_CREDIT_A, TAG_CREDIT_B};
@@ -190,7 +192,7 @@ static int support_rank(vs_run_t *r, db_t *p, size_t bytes, long pairs, int comp
                     return rc;
                 p->pend[x] = 0;
             }
-            if (compute && (rc = fill_buffer(r, p, x, bytes, p->stream++, 1)))
+            if ((rc = fill_buffer(r, p, x, bytes, p->stream++, 1)))
                 return rc;
             if ((rc = ops->wait(r->t, &p->creq[x])))
                 return rc;
@@ -209,14 +211,15 @@ static int support_rank(vs_run_t *r, db_t *p, size_t bytes, long pairs, int comp
     return 0;
 }
 
-static int exchange(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, int compute, int64_t *out)
+/* With sum = 0, rank 0 only receives: the communication-only reference. */
+static int exchange(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, int sum, int64_t *out)
 {
     if (n <= 0)
         return 0;
     if (r->rank == 0)
-        return timing_rank(r, p, bytes, n, batch, compute, out);
+        return timing_rank(r, p, bytes, n, batch, sum, out);
     if (r->rank == 1)
-        return support_rank(r, p, bytes, n * batch, compute);
+        return support_rank(r, p, bytes, n * batch);
     return 0;
 }
 
