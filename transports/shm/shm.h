@@ -64,6 +64,7 @@ typedef struct shm_large {
     size_t len, done;
     int buffering;         /* unexpected and drained into buf */
     int discard;           /* its receive was too short: drained and dropped */
+    int heap;              /* allocated here (else embedded in its request) */
 } shm_large_t;
 
 /* An arrival nobody asked for yet. */

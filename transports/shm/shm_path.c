@@ -28,7 +28,7 @@ void shm_peer_lists_free(shm_peer_t *p)
     while (p->large) {
         shm_large_t *l = p->large;
         p->large = l->next;
-        if (!l->req) {
+        if (l->heap) {
             free(l->buf);
             free(l);
         }
@@ -237,7 +237,8 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
             shm_large_t *lg = fits ? &r->large : calloc(1, sizeof *lg);
             if (!lg)
                 return -ENOMEM;
-            *lg = (shm_large_t){.req = fits ? r : NULL, .tag = l->tag, .len = len, .discard = r && !fits};
+            *lg = (shm_large_t){.req = fits ? r : NULL, .tag = l->tag, .len = len, .discard = r && !fits,
+                                .heap = !fits};
             if (r && !fits)
                 recv_too_short(t, r, peer, l->tag, len); /* fails now; the payload is dropped */
             if (!r && unexp_add(p, l->tag, len, NULL, lg)) {
@@ -287,7 +288,7 @@ static int staging_progress(vs_transport_t *t, shm_peer_t *p)
         p->large = l->next;
         if (l->req)
             l->req->done = 1;
-        else if (l->discard)
+        if (l->discard || (l->req && l->heap))
             free(l);
         /* a buffered one stays reachable from its unexpected entry */
     }
@@ -376,7 +377,7 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
             } else if (l) {
                 free(l->buf);
                 *l = (shm_large_t){.next = l->next, .tag = l->tag, .len = l->len, .done = l->done,
-                                   .discard = 1};
+                                   .discard = 1, .heap = 1};
             }
         } else if (!l) {
             if (mlen)
