@@ -24,7 +24,8 @@ def _cmd_compare(args) -> int:
     from .export import dumps, jsonable
     a = load_files(args.a.split(","))
     b = load_files(args.b.split(","))
-    c = compare_runs(a, b, alpha=args.alpha, adjust=args.adjust, seed=args.seed).to_dict()
+    c = compare_runs(a, b, alpha=args.alpha, adjust=args.adjust, seed=args.seed,
+                     min_effect=args.min_effect / 100).to_dict()
     print(dumps(c) if args.json else format_comparison(jsonable(c)))
     return 0
 
@@ -55,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--adjust", choices=["holm", "bh"], default="holm",
                    help="multiple-size adjustment: Holm (default) or Benjamini-Hochberg")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    c.add_argument("--min-effect", type=float, default=2.0, metavar="PCT",
+                   help="a significant difference smaller than this (%%, default 2) is marked '=', "
+                        "no practical difference")
     c.set_defaults(func=_cmd_compare)
     t = sub.add_parser("tables", help="the seed-study tables (variants, run statistics, control limits)")
     t.add_argument("results", nargs="+", metavar="RESULTS.jsonl")

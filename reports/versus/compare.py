@@ -6,8 +6,13 @@ statistics, see stats.bootstrap_median_draws), a two-sided Mann-Whitney U
 test, p-values adjusted over the sizes (Holm by default, or
 Benjamini-Hochberg).  A size is marked `+` (A faster), `-` (A slower) only
 when the adjusted p-value is below alpha and the ratio's CI excludes 1;
-otherwise `~`.  Consecutive sizes with one mark form a regime; a claim
+otherwise `~`.  A significant size whose ratio lies within the minimum
+effect (2 % by default: 0.98 < ratio < 1/0.98) is marked `=`, "no practical
+difference".  Consecutive sizes with one mark form a regime; a claim
 "A is X % faster" is made only for a regime where every size is significant.
+A claimed regime whose per-size ratios vary more than their own uncertainty
+explains (its CI would be wide) is split where the ratio changes, so that
+each statement holds over its sizes rather than averaging them.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ from scipy import stats as sps
 from .load import Run, check_comparable, check_same_configuration
 
 ALPHA = 0.05
+MIN_EFFECT = 0.02          # below this relative difference a significant one is "no practical difference"
+SPLIT_SIGMAS = 3.0         # split a claimed regime when its ratios scatter beyond this many sigma
 
 
 @dataclass
@@ -33,7 +40,8 @@ class SizeComparison:
     ratio_ci: list[float]
     p_value: float                 # Mann-Whitney U, two-sided
     p_adjusted: float
-    mark: str                      # '+' A faster, '-' A slower, '~' no significant difference
+    mark: str                      # '+' A faster, '-' A slower, '~' no significant difference,
+                                   # '=' significant but smaller than the minimum effect
 
     @property
     def faster_pct(self) -> float:
@@ -57,6 +65,7 @@ class Comparison:
     b_label: str
     alpha: float
     adjust: str
+    min_effect: float = MIN_EFFECT
     sizes: list[SizeComparison] = field(default_factory=list)
     regimes: list[RegimeStatement] = field(default_factory=list)
     launch_spread_a: list[dict] = field(default_factory=list)
@@ -121,21 +130,27 @@ def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
 
 
 def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
-                 adjust: str = "holm", seed: int = 0, draws: int = 2000) -> Comparison:
-    """Compare A against B (each: one run or several launches of one configuration)."""
+                 adjust: str = "holm", seed: int = 0, draws: int = 2000,
+                 min_effect: float = MIN_EFFECT) -> Comparison:
+    """Compare A against B (each: one run or several launches of one configuration).
+    min_effect: relative difference below which a significant size is marked '='."""
+    if not 0 <= min_effect < 1:
+        raise ValueError(f"minimum effect {min_effect} is not a fraction in [0, 1)")
     check_comparable(a_runs + b_runs)
     check_same_configuration(a_runs)
     check_same_configuration(b_runs)
     rng = np.random.default_rng(seed)
     pa, pb = pooled_one_way(a_runs), pooled_one_way(b_runs)
     common = sorted(set(pa) & set(pb))
-    cmp = Comparison(_side_label(a_runs), _side_label(b_runs), alpha, adjust,
+    cmp = Comparison(_side_label(a_runs), _side_label(b_runs), alpha, adjust, min_effect,
                      only_a=sorted(set(pa) - set(pb)), only_b=sorted(set(pb) - set(pa)))
     rows = [(b, *compare_samples(pa[b], pb[b], rng, draws)) for b in common]
     padj = adjust_pvalues([r[3] for r in rows], adjust)
     for (b, ratio, ci, p), pj in zip(rows, padj):
         sig = pj < alpha and (ci[1] < 1 or ci[0] > 1)
         mark = "~" if not sig else ("+" if ratio < 1 else "-")
+        if sig and 1 - min_effect < ratio < 1 / (1 - min_effect):
+            mark = "="
         cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
                                         float(np.median(pa[b])) / 1e3, float(np.median(pb[b])) / 1e3,
                                         ratio, ci, p, float(pj), mark))
@@ -159,14 +174,55 @@ def fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def _log_ratio_se(g: SizeComparison) -> float:
+    lo, hi = g.ratio_ci
+    if not (lo > 0 and hi > 0):
+        return math.inf
+    return max((math.log(hi) - math.log(lo)) / (2 * 1.96), 1e-12)
+
+
+def split_by_ratio(grp: list[SizeComparison], sigmas: float = SPLIT_SIGMAS) -> list[tuple[int, int]]:
+    """Index ranges [a, b) of a run of sizes with one mark, split (recursively,
+    at the best single cut) while the per-size log ratios scatter about their
+    weighted mean more than their own standard errors explain: the weighted
+    sum of squares exceeds its chi-square expectation (k - 1) by `sigmas`
+    standard deviations (sqrt(2 (k - 1))) and the cut removes at least half
+    of that excess.  Pieces keep at least two sizes."""
+    def wss(a, b):
+        lr = np.array([math.log(g.ratio) for g in grp[a:b]])
+        w = np.array([1 / _log_ratio_se(g) ** 2 for g in grp[a:b]])
+        m = float((w * lr).sum() / w.sum())
+        return float((w * (lr - m) ** 2).sum())
+
+    def rec(a, b):
+        k = b - a
+        if k < 4:
+            return [(a, b)]
+        total = wss(a, b)
+        if total <= (k - 1) + sigmas * math.sqrt(2 * (k - 1)):
+            return [(a, b)]
+        best, cut = min((wss(a, c) + wss(c, b), c) for c in range(a + 2, b - 1))
+        if total - best < 0.5 * (total - (k - 1)):
+            return [(a, b)]
+        return rec(a, cut) + rec(cut, b)
+    return rec(0, len(grp))
+
+
 def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
     out = []
+    runs = []
     sizes = cmp.sizes
     i = 0
     while i < len(sizes):
         j = i
         while j + 1 < len(sizes) and sizes[j + 1].mark == sizes[i].mark:
             j += 1
+        if sizes[i].mark in "+-":
+            runs += [(i + a, i + b - 1) for a, b in split_by_ratio(sizes[i:j + 1])]
+        else:
+            runs.append((i, j))
+        i = j + 1
+    for i, j in runs:
         grp = sizes[i:j + 1]
         lo, hi = grp[0].bytes, grp[-1].bytes
         if i == 0 and j == len(sizes) - 1:
@@ -183,6 +239,11 @@ def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
         if mark == "~":
             out.append(RegimeStatement("~", lo, hi, len(grp), None, None,
                                        f"no significant difference {span}"))
+        elif mark == "=":
+            pct, pm = _regime_effect(grp)
+            out.append(RegimeStatement("=", lo, hi, len(grp), pct, pm,
+                                       f"no practical difference {span} (significant but under "
+                                       f"{cmp.min_effect * 100:.0f} %: A {pct:+.1f} % faster)"))
         else:
             pct, pm = _regime_effect(grp)
             word = "faster" if pct > 0 else "slower"
@@ -192,7 +253,6 @@ def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
             if pm < 1:
                 text = text.replace(f"{abs(pct):.0f} % ± {pm:.0f} %", f"{abs(pct):.1f} % ± {pm:.1f} %")
             out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text))
-        i = j + 1
     return out
 
 

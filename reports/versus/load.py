@@ -100,7 +100,7 @@ class Run:
         opts = json.dumps(t.get("options") or {}, sort_keys=True)
         return (t.get("name"), t.get("provider"), opts, self.pattern, self.variant,
                 self.record.get("ranks"), tuple(self.record.get("hosts") or ()),
-                json.dumps(self.record.get("placement"), sort_keys=True))
+                _placement_key(self.record.get("placement")))
 
     def sizes_by_bytes(self) -> dict[int, SizeRecord]:
         """Sizes keyed by bytes; a size visited more than once (rounds of an
@@ -235,6 +235,16 @@ def check_comparable(runs: list[Run]) -> None:
     if len(patterns) > 1:
         which = "; ".join(f"{r.source}: {r.pattern or '?'}" for r in runs)
         raise InputError(f"runs of different patterns cannot be compared ({which})")
+
+
+def _placement_key(p) -> str:
+    """The placement as a configuration: policy, relation and cores, not the
+    per-launch facts (pids, the mask before binding, the core seen mid-run)."""
+    if not isinstance(p, dict):
+        return json.dumps(p)
+    ranks = [(r.get("host"), r.get("cpus_hwloc", r.get("cpus_after"))) for r in p.get("ranks") or []
+             if isinstance(r, dict)]
+    return json.dumps([p.get("policy"), p.get("cpus_arg"), p.get("relation"), ranks])
 
 
 def check_same_configuration(runs: list[Run]) -> None:
