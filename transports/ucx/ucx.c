@@ -376,6 +376,10 @@ static int vs_ucx_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int pe
         return vs_ucx_bad_args(t, peer, tag);
     r->is_recv = 1;
     r->expect_len = len;
+    /* UCX releases without the fix for openucx/ucx#9425 (1.13 among them) leave
+     * tag_info untouched on immediate completion: preset it so an unfilled
+     * length never reads as stack garbage. */
+    r->info.length = len;
     ucp_request_param_t prm = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO,
         .recv_info.tag_info = &r->info,
