@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two-rank ping-pong over UCX: the run completes and its JSONL is complete and sane.
 
-usage: ucx_pingpong.py --launcher local|mpirun --tls default|tcp --variant blocking|nonblocking
+usage: ucx_pingpong.py --launcher local|mpirun|mpiexec --tls default|tcp --variant blocking|nonblocking
                        [--rndv-thresh BYTES]
 
 Claims checked: every requested size has a record with the requested number of
@@ -23,7 +23,7 @@ SHM_TLS = ("sysv", "posix", "cma", "xpmem", "knem")
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--launcher", choices=["local", "mpirun"], required=True)
+    ap.add_argument("--launcher", choices=["local", "mpirun", "mpiexec"], required=True)
     ap.add_argument("--tls", choices=["default", "tcp"], required=True)
     ap.add_argument("--variant", choices=["blocking", "nonblocking"], required=True)
     ap.add_argument("--rndv-thresh", type=int, default=None)
@@ -48,9 +48,10 @@ def main():
     launcher = None
     if a.launcher == "local":
         args += ["--launch", "local", "-n", "2"]
+    elif a.launcher == "mpirun":
+        launcher = [vstest.need_program("mpirun.openmpi"), "-np", "2"]
     else:
-        mpirun = vstest.need_program("mpirun.openmpi")
-        launcher = [mpirun, "-np", "2", "--oversubscribe"]
+        launcher = [vstest.need_program("mpiexec.mpich"), "-n", "2"]
     p = vstest.run(args, timeout=150, env=env, launcher=launcher)
     vstest.check(p.returncode == 0, f"versus-run exits 0 (got {p.returncode})")
 
@@ -59,7 +60,7 @@ def main():
     vstest.check(end["sizes_completed"] == len(SIZES), "every size completed")
     vstest.check(run["ranks"] == 2, "two ranks")
     vstest.check(run["variant"] == a.variant, f"variant recorded as {a.variant}")
-    expect_launcher = "local" if a.launcher == "local" else "mpirun"
+    expect_launcher = a.launcher
     vstest.check(run["launcher"]["name"] == expect_launcher,
                  f"launcher recorded as {expect_launcher} (got {run['launcher']['name']})")
     large_from = run["iterations"]["large_from_bytes"]
