@@ -14,7 +14,7 @@
 #include "schedule.h"
 #include "validate.h"
 
-enum { MAX_BATCH = 100000, REWARM_DIV = 10 };
+enum { MAX_BATCH = 100000, REWARM_DIV = 10, RESYNC_UNITS = 2 };
 /* A precision chunk lasts at least this long, so that the out-of-band
  * decision after it (tens of microseconds) costs a few per cent of wall time
  * at most; it is never inside a timed loop. */
@@ -139,6 +139,13 @@ static int visit(driver_t *d, size_state_t *st, long round)
         int64_t *at[VS_MAX_SERIES];
         for (int k = 0; k < d->n_series; k++)
             at[k] = st->s[k] + st->n;
+        /* The out-of-band agreement just before (batch, continue/stop) returns
+         * on rank 0 while rank 1 may still be waking from a sleep in the
+         * bootstrap: a few untimed units resynchronise the ranks in-band, or
+         * the first sample would carry that wake-up (milliseconds on a busy host). */
+        double resync_ns;
+        if ((rc = d->p->warmup(r, d->state, bytes, RESYNC_UNITS, d->probe, &resync_ns)))
+            return rc;
         vs_watchdog_phase(r->wd, "measuring", bytes);
         uint64_t start = vs_now_ns();
         if ((rc = d->p->measure(r, d->state, bytes, st->batch, chunk, at)))
@@ -324,7 +331,9 @@ int vs_driver_run(vs_run_t *r, const vs_pattern_t *p)
     int rc = 0;
     for (d.n_series = 0; d.n_series < VS_MAX_SERIES && p->series[d.n_series]; d.n_series++)
         ;
-    if (!(d.probe = calloc((size_t)(probe > 0 ? probe : 1), sizeof *d.probe)))
+    if (probe < RESYNC_UNITS)
+        probe = RESYNC_UNITS;
+    if (!(d.probe = calloc((size_t)probe, sizeof *d.probe)))
         rc = vs_run_fail(r, -ENOMEM, "cannot allocate sample storage");
     if (!rc)
         rc = add_sizes(&d, o->sizes.v, o->sizes.n, 0);
