@@ -14,16 +14,26 @@
 
 /* ---- sending ------------------------------------------------------------ */
 
+static const unsigned char tcp_zeros[TCP_ALIGN];
+
 /* Write what the socket takes; 1 when the whole message is out. */
 static int send_step(vs_transport_t *t, tcp_peer_t *p, tcp_req_t *r, int flags)
 {
-    const size_t total = sizeof r->hdr + r->len;
+    if (!r->started) {
+        r->pad = tcp_pad_after(p->tx_stream);
+        r->started = 1;
+    }
+    const size_t hl = sizeof r->hdr, pend = hl + r->pad, total = pend + r->len;
     while (r->off < total) {
-        struct iovec iov[2];
+        struct iovec iov[3];
         int n = 0;
-        if (r->off < sizeof r->hdr)
-            iov[n++] = (struct iovec){(char *)&r->hdr + r->off, sizeof r->hdr - r->off};
-        size_t poff = r->off < sizeof r->hdr ? 0 : r->off - sizeof r->hdr;
+        if (r->off < hl)
+            iov[n++] = (struct iovec){(char *)&r->hdr + r->off, hl - r->off};
+        if (r->off < pend && r->pad) {
+            size_t from = r->off > hl ? r->off - hl : 0;
+            iov[n++] = (struct iovec){(void *)(tcp_zeros + from), r->pad - from};
+        }
+        size_t poff = r->off < pend ? 0 : r->off - pend;
         if (r->len > poff)
             iov[n++] = (struct iovec){r->buf + poff, r->len - poff};
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
@@ -42,6 +52,7 @@ static int send_step(vs_transport_t *t, tcp_peer_t *p, tcp_req_t *r, int flags)
             return -e;
         }
         r->off += (size_t)k;
+        p->tx_stream += (uint64_t)k;
     }
     return 1;
 }
@@ -133,6 +144,7 @@ static int on_header(vs_transport_t *t, tcp_peer_t *p)
 {
     tcp_req_t *r = posted_take(p, p->hdr.tag);
     p->in_payload = 1;
+    p->skip = tcp_pad_after(p->rx_stream - sizeof p->hdr);
     p->need = p->hdr.len;
     p->got = 0;
     p->dst = NULL;
@@ -201,13 +213,14 @@ static void payload_done(tcp_peer_t *p)
 /* Consume buffered bytes; returns 0 or a negative errno. */
 static int rx_consume(vs_transport_t *t, tcp_peer_t *p)
 {
-    while (p->rx_pos < p->rx_end || (p->in_payload && p->got == p->need)) {
+    while (p->rx_pos < p->rx_end || (p->in_payload && !p->skip && p->got == p->need)) {
         size_t avail = p->rx_end - p->rx_pos;
         if (!p->in_payload) {
             size_t c = sizeof p->hdr - p->hdr_got < avail ? sizeof p->hdr - p->hdr_got : avail;
             memcpy((unsigned char *)&p->hdr + p->hdr_got, p->rx + p->rx_pos, c);
             p->hdr_got += c;
             p->rx_pos += c;
+            p->rx_stream += c;
             if (p->hdr_got == sizeof p->hdr) {
                 int rc = on_header(t, p);
                 if (rc)
@@ -215,11 +228,19 @@ static int rx_consume(vs_transport_t *t, tcp_peer_t *p)
             }
             continue;
         }
+        if (p->skip) {
+            size_t c = p->skip < avail ? p->skip : avail;
+            p->skip -= c;
+            p->rx_pos += c;
+            p->rx_stream += c;
+            continue;
+        }
         size_t c = p->need - p->got < avail ? p->need - p->got : avail;
         if (p->dst && c)
             memcpy(p->dst + p->got, p->rx + p->rx_pos, c);
         p->got += c;
         p->rx_pos += c;
+        p->rx_stream += c;
         if (p->got == p->need)
             payload_done(p);
     }
@@ -241,14 +262,15 @@ static int rx_progress(vs_transport_t *t, int peer, tcp_peer_t *p, const int *un
         ssize_t k;
         size_t want;
         int flags = blocking ? 0 : MSG_DONTWAIT;
-        int direct = p->in_payload && p->dst && p->need - p->got >= TCP_RXBUF / 2;
+        int direct = p->in_payload && !p->skip && p->dst && p->need - p->got >= TCP_RXBUF / 2;
         if (direct) {
             want = p->need - p->got;
             k = recv(p->fd, p->dst + p->got, want, flags | (blocking ? MSG_WAITALL : 0));
         } else {
-            p->rx_pos = p->rx_end = 0;
+            /* land bytes at their stream offset modulo TCP_ALIGN: aligned copies */
+            p->rx_pos = p->rx_end = (size_t)(p->rx_stream % TCP_ALIGN);
             want = TCP_RXBUF;
-            k = recv(p->fd, p->rx, want, flags);
+            k = recv(p->fd, p->rx + p->rx_pos, want, flags);
         }
         if (k == 0) {
             ERR(t, "rank %d closed the connection", peer);
@@ -269,10 +291,11 @@ static int rx_progress(vs_transport_t *t, int peer, tcp_peer_t *p, const int *un
         }
         if (direct) {
             p->got += (size_t)k;
+            p->rx_stream += (uint64_t)k;
             if (p->got == p->need)
                 payload_done(p);
         } else {
-            p->rx_end = (size_t)k;
+            p->rx_end += (size_t)k;
         }
         if (!blocking && (size_t)k < want)
             return rx_consume(t, p); /* socket drained: hand the bytes over */
