@@ -10,6 +10,7 @@
 #include <versus/transport.h>
 
 #define TCP_RXBUF (64 * 1024)
+#define TCP_HDR_READ 4096 /* first read when a long receive is posted */
 #define TCP_ACCEPT_TIMEOUT_MS 60000
 
 enum { MODE_POLL, MODE_BLOCK };

@@ -270,6 +270,8 @@ static int rx_progress(vs_transport_t *t, int peer, tcp_peer_t *p, const int *un
             /* land bytes at their stream offset modulo TCP_ALIGN: aligned copies */
             p->rx_pos = p->rx_end = (size_t)(p->rx_stream % TCP_ALIGN);
             want = TCP_RXBUF;
+            if (!p->in_payload && p->posted && p->posted->len >= TCP_RXBUF)
+                want = TCP_HDR_READ; /* a long receive waits: take its header, then read in place */
             k = recv(p->fd, p->rx + p->rx_pos, want, flags);
         }
         if (k == 0) {
