@@ -165,8 +165,10 @@ def main():
         print(f"versus-run not found at {a.versus} (use --versus)", file=sys.stderr)
         return 77
     d = tempfile.mkdtemp(prefix="versus-bench-")
+    print("load average at start: %.1f %.1f %.1f (other work on the machine disturbs every figure)" % os.getloadavg())
     doublebuffer(a, d)
     stream_vs_memcpy(a, d)
+    print("load average at end: %.1f %.1f %.1f" % os.getloadavg())
     return 0
 
 
