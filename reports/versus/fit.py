@@ -106,18 +106,34 @@ def isolated_points(x: np.ndarray, y: np.ndarray, c: float, k: float = 6.0) -> n
     """Boolean mask of points that depart from both neighbours alone (a spike,
     not a step: both neighbours deviate the other way by about half as much),
     such as seed 003's odd sizes.  They are kept in the statistics but left
-    out of the fit so that one size cannot create two regime boundaries."""
+    out of the fit so that one size cannot create two regime boundaries.
+
+    The last size has one neighbour only: it is a spike when it lies more
+    than k*c off the line through the two sizes before it while the size
+    before it lies much closer to the line through its own two predecessors
+    (one size at the top cannot make a regime, but it can tilt the last one)."""
     mask = np.zeros(x.size, dtype=bool)
     if x.size < 7:
         return mask
     x0, x1, x2 = x[:-2], x[1:-1], x[2:]
     a = (x1 - x0) / (x2 - x0)
-    d = (y[1:-1] - (y[:-2] + a * (y[2:] - y[:-2]))) / np.maximum(np.abs(y[1:-1]), 1e-12)
+    interp = y[:-2] + a * (y[2:] - y[:-2])
+    d = y[1:-1] - interp              # absolute: a spike of any height moves both
+    rel = d / np.maximum(np.abs(interp), 1e-12)   # neighbours' lines by half of it
     for i in range(1, d.size - 1):
-        big = abs(d[i]) > k * c
+        big = abs(rel[i]) > k * c
         left, right = d[i - 1] / d[i] if d[i] else 0, d[i + 1] / d[i] if d[i] else 0
         if big and -0.8 <= left <= -0.2 and -0.8 <= right <= -0.2:
             mask[i + 1] = True
+
+    def off_extrapolation(j):      # relative departure of y[j] from the line through j-2, j-1
+        xa, xb, ya, yb = x[j - 2], x[j - 1], y[j - 2], y[j - 1]
+        e = yb + (yb - ya) / (xb - xa) * (x[j] - xb) if xb > xa else yb
+        return (y[j] - e) / max(abs(e), 1e-12)
+    m = x.size - 1
+    top = abs(off_extrapolation(m))
+    if top > k * c and abs(off_extrapolation(m - 1)) <= max(top / 4, 2 * c):
+        mask[m] = True
     return mask
 
 
@@ -200,6 +216,39 @@ def fit_line(x, y, w):
     return float(coef[0]), float(coef[1]), xtx_inv * scale, dof, wrss
 
 
+ROBUST_TUNING = 4.685     # Tukey bisquare constant (95 % efficiency under normal noise)
+
+
+def fit_line_robust(x, y, w, iterations=20):
+    """fit_line with Tukey bisquare reweighting of the standardised residuals:
+    a size whose residual is far beyond both the assumed noise and the scatter
+    of the others (a size hit by foreign load as a whole, a top size with one
+    bad round) loses its weight instead of tilting the line.  Residuals within
+    the assumed noise are never downweighted (the scale is at least 1).
+    Returns (s, r, cov, dof, wrss, robust_weights)."""
+    rw = np.ones_like(w)
+    s, r, cov, dof, wrss = fit_line(x, y, w)
+    if x.size < 5:
+        return s, r, cov, dof, wrss, rw
+    for _ in range(iterations):
+        u = (y - (s + r * x)) * np.sqrt(w)
+        live = rw > 0
+        scale = max(1.4826 * float(np.median(np.abs(u[live]))), 1.0)
+        z = u / (ROBUST_TUNING * scale)
+        new = np.where(np.abs(z) < 1, (1 - z * z) ** 2, 0.0)
+        if (new > 0).sum() < 3:
+            break
+        if np.allclose(new, rw, atol=1e-4):
+            rw = new
+            break
+        rw = new
+        s, r, cov, dof, wrss = fit_line(x, y, w * rw)
+    dof = int((rw > 0).sum()) - 2
+    if dof > 0:
+        cov = cov * max(wrss / dof, 1.0) / max(wrss / max(x.size - 2, 1), 1.0)
+    return s, r, cov, max(dof, 0), wrss, rw
+
+
 @dataclass
 class SegmentedFit:
     regimes: list[Regime]
@@ -209,48 +258,86 @@ class SegmentedFit:
     x: np.ndarray
     y: np.ndarray
     sigma: np.ndarray
+    location: str = "median"       # what y is
+    placement: "SegmentedFit | None" = None   # the fit on the robust location that placed
+                                               # the boundaries (None: this one did)
+
+    @property
+    def locator(self) -> "SegmentedFit":
+        """The fit whose boundaries and lines decide steps vs slope changes."""
+        return self.placement if self.placement is not None else self
+
+
+def _regimes(x, y, w, bounds) -> list[Regime]:
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        xs, ys, ws = x[a:b], y[a:b], w[a:b]
+        s, r, cov, dof, _, rw = fit_line_robust(xs, ys, ws)
+        res = (ys - (s + r * xs))[rw > 0]
+        yk = ys[rw > 0]
+        out.append(Regime(a, b - 1, int(xs[0]), int(xs[-1]), s, r, cov, dof,
+                          float(np.sqrt(np.mean(res ** 2))),
+                          float(np.sqrt(np.mean((res / np.maximum(np.abs(yk), 1e-12)) ** 2)))))
+    return out
+
+
+def _weights(y, se, c):
+    sigma = np.maximum(c * np.abs(y), se)
+    sigma = np.maximum(sigma, 1e-9 * max(float(np.abs(y).max(initial=0)), 1.0))
+    return sigma, 1.0 / sigma ** 2
 
 
 def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
-                  rel_noise=None, max_regimes=None, drop_isolated=True) -> SegmentedFit:
+                  rel_noise=None, max_regimes=None, drop_isolated=True,
+                  loc=None, loc_se=None, location="median") -> SegmentedFit:
     """Segmented Hockney fit over points (x bytes, y one-way ns), sorted by x.
 
     penalty defaults to a BIC term: 3 parameters per regime (s, r, breakpoint)
     times ln(number of points).
+
+    loc / loc_se: a robust per-size location (the lower quartile) and its
+    standard error.  When given, the noise estimate, the isolated sizes and
+    the regime boundaries come from it (returned as `.placement`, which
+    `transitions.classify` uses), and the regimes reported are y's lines
+    fitted within those boundaries.  Without it y places its own boundaries.
+    Every line is fitted with bisquare reweighting (fit_line_robust).
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     order = np.argsort(x, kind="stable")
     x, y = x[order], y[order]
     se = np.zeros_like(y) if se is None else np.asarray(se, dtype=np.float64)[order]
-    c = relative_noise(x, y) if rel_noise is None else rel_noise
-    c = max(c, REL_NOISE_FLOOR)
+    split = loc is not None
+    if split:
+        ly = np.asarray(loc, dtype=np.float64)[order]
+        lse = np.zeros_like(ly) if loc_se is None else np.asarray(loc_se, dtype=np.float64)[order]
+    else:
+        ly, lse = y, se
+    lc = relative_noise(x, ly) if rel_noise is None else rel_noise
+    lc = max(lc, REL_NOISE_FLOOR)
+    c = max(relative_noise(x, y), REL_NOISE_FLOOR) if split and rel_noise is None else lc
     excluded: list[int] = []
     if drop_isolated:
-        iso = isolated_points(x, y, c)
+        iso = isolated_points(x, ly, lc)
         excluded = [int(v) for v in x[iso]]
-        x, y, se = x[~iso], y[~iso], se[~iso]
+        x, y, se, ly, lse = x[~iso], y[~iso], se[~iso], ly[~iso], lse[~iso]
     m = x.size
-    sigma = np.maximum(c * np.abs(y), se)
-    sigma = np.maximum(sigma, 1e-9 * max(float(np.abs(y).max(initial=0)), 1.0))
-    w = 1.0 / sigma ** 2
+    lsigma, lw = _weights(ly, lse, lc)
+    sigma, w = _weights(y, se, c)
     if penalty is None:
         penalty = 3.0 * math.log(max(m, 2))
     if m < 2:
-        return SegmentedFit([], c, excluded, penalty, x, y, sigma)
+        return SegmentedFit([], c, excluded, penalty, x, y, sigma, location)
     if m < 2 * min_len:
         starts = [0]
     else:
-        starts = segment_costs_pelt(x, y, w, penalty, min_len)
+        starts = segment_costs_pelt(x, ly, lw, penalty, min_len)
         if max_regimes and len(starts) > max_regimes:
             starts = starts[:max_regimes]
     bounds = starts + [m]
-    regimes = []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        xs, ys, ws = x[a:b], y[a:b], w[a:b]
-        s, r, cov, dof, _ = fit_line(xs, ys, ws)
-        res = ys - (s + r * xs)
-        regimes.append(Regime(a, b - 1, int(xs[0]), int(xs[-1]), s, r, cov, dof,
-                              float(np.sqrt(np.mean(res ** 2))),
-                              float(np.sqrt(np.mean((res / np.maximum(np.abs(ys), 1e-12)) ** 2)))))
-    return SegmentedFit(regimes, c, excluded, penalty, x, y, sigma)
+    placement = None
+    if split:
+        placement = SegmentedFit(_regimes(x, ly, lw, bounds), lc, excluded, penalty, x, ly, lsigma,
+                                 "q25")
+    return SegmentedFit(_regimes(x, y, w, bounds), c, excluded, penalty, x, y, sigma, location,
+                        placement)

@@ -15,6 +15,7 @@ from scipy import stats as sps
 
 CONFIDENCE = 0.95
 SHAPIRO_MAX = 5000
+LOCATION_Q = 0.25          # the low quantile that places change points (docs/analysis.md)
 
 
 @dataclass
@@ -40,6 +41,16 @@ class SizeStats:
     normal: bool | None             # p >= 0.05
     bandwidth_MBps: float           # one-way: bytes / (mean RTT / 2), 1 MB = 1e6 bytes
     mean_rtt_ns: float
+    q25_ns: float = float("nan")    # lower quartile: where change points are placed
+    q25_ci_ns: tuple[float, float] | None = None
+
+    @property
+    def q25_se_ns(self) -> float:
+        """Standard error of the lower quartile from its order-statistic CI."""
+        if self.q25_ci_ns is None:
+            return self.std_ns * 1.3 / np.sqrt(max(self.n, 1))
+        lo, hi = self.q25_ci_ns
+        return max((hi - lo) / (2 * 1.96), 0.0)
 
     @property
     def median_se_ns(self) -> float:
@@ -56,6 +67,9 @@ class SizeStats:
         for k in ("min", "max", "median", "mean", "std", "stderr", "p5", "p95", "p99", "lcl", "ucl"):
             d[f"{k}_us"] = d[f"{k}_ns"] / 1e3
         d["median_ci_us"] = [v / 1e3 for v in self.median_ci_ns] if self.median_ci_ns else None
+        d["q25_ci_ns"] = list(self.q25_ci_ns) if self.q25_ci_ns else None
+        d["q25_us"] = self.q25_ns / 1e3
+        d["q25_ci_us"] = [v / 1e3 for v in self.q25_ci_ns] if self.q25_ci_ns else None
         return d
 
 
@@ -69,6 +83,27 @@ def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] |
     if l < 1:
         return None
     return l - 1, n - l
+
+
+@lru_cache(maxsize=4096)
+def quantile_ci_ranks(n: int, q: float, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """0-based indexes (lo, hi) into the sorted sample bounding the q-quantile
+    with about `confidence` coverage (binomial order statistics: the count of
+    samples below the quantile is Bin(n, q)), or None when n is too small."""
+    alpha = (1 - confidence) / 2
+    lo = int(sps.binom.ppf(alpha, n, q))           # count below: at least lo with prob >= alpha
+    hi = int(sps.binom.ppf(1 - alpha, n, q))
+    if lo < 1 or hi >= n:
+        return None
+    return lo - 1, hi
+
+
+def quantile_ci_sorted(sorted_x: np.ndarray, q: float,
+                       confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    r = quantile_ci_ranks(int(sorted_x.size), q, confidence)
+    if r is None:
+        return None
+    return float(sorted_x[r[0]]), float(sorted_x[r[1]])
 
 
 def median_ci_sorted(sorted_x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
@@ -98,7 +133,7 @@ def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1) -> SizeS
     ow = np.sort(rtt) * 0.5
     mean = float(ow.mean())
     std = float(ow.std(ddof=1)) if n > 1 else 0.0
-    p5, med, p95, p99 = (float(v) for v in np.percentile(ow, [5, 50, 95, 99]))
+    p5, q25, med, p95, p99 = (float(v) for v in np.percentile(ow, [5, 100 * LOCATION_Q, 50, 95, 99]))
     lcl, ucl = mean - 3 * std, mean + 3 * std
     outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
     test, p = normality(ow)
@@ -111,7 +146,8 @@ def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1) -> SizeS
         stderr_ns=std / np.sqrt(n) if n > 1 else 0.0,
         p5_ns=p5, p95_ns=p95, p99_ns=p99, lcl_ns=lcl, ucl_ns=ucl, outside_limits=outside,
         normality_test=test, normality_p=p, normal=None if p is None else bool(p >= 0.05),
-        bandwidth_MBps=bw, mean_rtt_ns=mean_rtt)
+        bandwidth_MBps=bw, mean_rtt_ns=mean_rtt,
+        q25_ns=q25, q25_ci_ns=quantile_ci_sorted(ow, LOCATION_Q))
 
 
 def summarise_run(run) -> list[SizeStats]:

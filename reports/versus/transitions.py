@@ -54,7 +54,10 @@ class Staircase:
 
 
 def classify(fit: SegmentedFit) -> list[Transition]:
+    """Steps vs slope changes, judged on the fit that placed the boundaries
+    (the lower-quartile curve when the run was analysed with one)."""
     out = []
+    fit = fit.locator
     x, sigma = fit.x, fit.sigma
     for A, B in zip(fit.regimes[:-1], fit.regimes[1:]):
         xa, xb = float(x[A.last]), float(x[B.first])

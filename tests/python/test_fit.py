@@ -103,3 +103,34 @@ def test_one_odd_size_is_left_out_of_the_fit_and_makes_no_transition(make_run):
     a = analyse_run(make_run(model, DENSE, count=60, seed=8))
     assert a.fit.excluded == [3008]
     assert not a.transitions and len(a.fit.regimes) == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_last_regime_bandwidth_survives_heavy_outlier_sizes_at_the_top(make_run, seed):
+    # 10 GB/s line; three of the top sizes (the largest among them) take 2.5-3x
+    # as long as a whole, as when foreign load lands on them: the last regime's
+    # bandwidth must still be the line's, not a slope bent towards them.
+    sizes = list(range(0, 1 << 20, 1 << 14)) + [1 << 20]
+    slow = {sizes[-9]: 3.0, sizes[-5]: 2.5, sizes[-1]: 3.0}
+    base = synth.hockney(3000, 0.1)
+    a = analyse_run(make_run(lambda n: base(n) * slow.get(n, 1.0), sizes, count=40, seed=seed))
+    last = a.fit.regimes[-1].summary()
+    assert last["bandwidth_MBps"] == pytest.approx(1e4, rel=0.03)
+    assert not a.transitions
+    assert sorted(a.fit.excluded) == sorted(slow)
+
+
+def test_robust_line_ignores_one_bad_size_inside_a_regime():
+    # one size 40 % off, next to the top of the regime, loses its weight in the
+    # bisquare refit instead of tilting the slope
+    from versus.fit import fit_line, fit_line_robust
+    x = np.linspace(1e5, 1e6, 10)
+    y = 3000 + 0.1 * x
+    y = y * (1 + 0.002 * np.random.default_rng(0).standard_normal(x.size))
+    y[-2] *= 1.4
+    w = 1 / (0.002 * y) ** 2
+    plain = fit_line(x, y, w)[1]
+    s, r, cov, dof, wrss, rw = fit_line_robust(x, y, w)
+    assert abs(plain - 0.1) > 0.003
+    assert r == pytest.approx(0.1, rel=0.02)
+    assert rw[-2] == 0 and rw[:-2].min() > 0.5
