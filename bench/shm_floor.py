@@ -77,6 +77,15 @@ def run_memcpy(exe, cpu):
     return float(fields["median_GBps"])
 
 
+def loadavg():
+    """The host's 1-minute load average: figures taken on a busy host are not floors."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "?"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
@@ -99,6 +108,7 @@ def main():
     bw = {n: [] for n in names}
     mem = []
     tools = ["memcpy"] + names
+    print(f"load average before: {loadavg()} (on an idle host it is near 0)", flush=True)
     for rnd in range(a.rounds):
         order = tools[rnd % len(tools):] + tools[:rnd % len(tools)]
         line = []
@@ -142,6 +152,7 @@ def main():
     print(f"shm 4 MiB bandwidth / memcpy 4 MiB (paired, median over rounds): {bw_ratio:.2f} "
           f"-> {'within' if bw_ratio >= 0.8 else 'NOT within'} 20 %")
     print(f"shm 8 B latency at or below every other transport measured: {'yes' if ok_lat else 'no'}")
+    print(f"load average after: {loadavg()}")
     return 0
 
 

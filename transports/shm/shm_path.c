@@ -136,7 +136,7 @@ static int check_peer(vs_transport_t *t, int peer, size_t len)
 }
 
 int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag,
-                         vs_req_t *req)
+                  vs_req_t *req)
 {
     int rc = check_peer(t, peer, len);
     if (rc)
@@ -349,7 +349,7 @@ int shm_progress(vs_transport_t *t)
 }
 
 int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag,
-                         vs_req_t *req)
+                  vs_req_t *req)
 {
     int rc = check_peer(t, peer, len);
     if (rc)

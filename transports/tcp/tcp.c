@@ -166,7 +166,8 @@ static int iface_ip(vs_transport_t *t, const char *name, int want_loopback, stru
     for (i = ifs; i && rc; i = i->ifa_next) {
         if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
             continue;
-        if (name ? strcmp(i->ifa_name, name) : (!(i->ifa_flags & IFF_LOOPBACK) == !want_loopback) == 0)
+        int is_loopback = (i->ifa_flags & IFF_LOOPBACK) != 0;
+        if (name ? strcmp(i->ifa_name, name) != 0 : is_loopback != want_loopback)
             continue;
         *out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
         rc = 0;

@@ -86,7 +86,7 @@ static void send_init(tcp_req_t *r, const vs_mem_t *mem, size_t len, int peer, u
 }
 
 int tcp_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag,
-                         vs_req_t *req)
+                  vs_req_t *req)
 {
     int rc = check_peer(t, peer);
     if (rc)
@@ -355,7 +355,7 @@ static int recv_init(vs_transport_t *t, tcp_req_t *r, vs_mem_t *mem, size_t len,
 }
 
 int tcp_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag,
-                         vs_req_t *req)
+                  vs_req_t *req)
 {
     int rc = check_peer(t, peer);
     if (rc)
