@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """versus --transport ofi against libfabric's own fi_pingpong, side by side.
 
-For each provider (tcp, shm by default) and each metric (8-byte one-way
-latency, 1 MiB bandwidth) the two tools run back to back on the same two
-cores, interleaved A B A B over several rounds, so that drift and the host
+For each provider (tcp, shm by default) the two tools run back to back on the
+same two cores, interleaved A B A B over several rounds (8-byte one-way
+latency and 1 MiB bandwidth from each launch), so that drift and the host
 moving its vCPUs hit both alike.
 
 What each launch yields, made comparable:
-  fi_pingpong prints one figure per launch: total time / iterations / 2
-  ("usec/xfer", a mean one-way time that includes its first iteration, hence
-  the provider's connection set-up, since it has no warm-up).  From versus's
+  fi_pingpong prints one figure per size and launch: total time / iterations
+  / 2 ("usec/xfer", a mean one-way time).  It has no warm-up, so it runs all
+  its sizes (-S all) and the smaller sizes before 8 B take the provider's
+  connection set-up; versus measures 8 B and 1 MiB after its own warm-up.  From versus's
   JSONL (samples_ns are round trips, each the mean of `batch` consecutive
   ones) the same statistic is the mean of the samples / 2; the median of its
   samples / 2 is printed as well.
@@ -20,7 +21,7 @@ each (the least disturbed launch, as NetPIPE keeps the best of its trials) (late
 > 1 means versus is faster).
 
 usage: bench/ofi_vs_fi_pingpong.py [--versus PATH] [--providers tcp,shm] [--rounds 7]
-                                    [--cpus 0,1] [--lat-iters 20000] [--bw-iters 500]
+                                    [--cpus 0,1] [--iters 1000] [--warmup 100]
                                     [--api tagged|msg] [--keep DIR]
 """
 import argparse
@@ -45,50 +46,55 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_versus(a, prov, nbytes, iters, out):
-    warm = max(100, iters // 10)
-    cmd = [a.versus, "--transport", "ofi", "--transport-opt", f"provider={prov}",
+def run_versus(a, prov, out):
+    """One launch measuring both sizes; returns {bytes: {mean_us, median_us}}, provider, domain."""
+    cmd = a.prefix + [a.versus, "--transport", "ofi", "--transport-opt", f"provider={prov}",
            "--transport-opt", f"api={a.api}", "--variant", a.variant,
            "--launch", "local", "-n", "2", "--cpus", a.cpus,
-           "--sizes", str(nbytes), "--iterations", str(iters), "--iterations-large", str(iters),
-           "--warmup", str(warm), "--warmup-large", str(warm), "--batch", a.batch,
+           "--sizes", f"{LAT_BYTES},{BW_BYTES}", "--iterations", str(a.iters),
+           "--iterations-large", str(a.iters), "--warmup", str(a.warmup),
+           "--warmup-large", str(a.warmup), "--batch", a.batch,
            "--timeout", "60", "--quiet", "--out", out]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     if p.returncode != 0:
         sys.exit(f"versus-run failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    run, size = None, None
+    run, res = None, {}
     with open(out, encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             if rec["record"] == "run":
                 run = rec
-            elif rec["record"] == "size" and rec["bytes"] == nbytes:
-                size = rec
-    if not size:
-        sys.exit(f"versus-run wrote no size record for {nbytes} B in {out}")
-    s = size["samples_ns"]  # each the mean round trip of `batch` consecutive ones
-    return {"mean_us": sum(s) / len(s) / 2e3, "median_us": statistics.median(s) / 2e3,
-            "provider": run["transport"]["provider"], "domain": run["transport"]["attrs"].get("domain")}
+            elif rec["record"] == "size":
+                s = rec["samples_ns"]  # each the mean round trip of `batch` consecutive ones
+                res[rec["bytes"]] = {"mean_us": sum(s) / len(s) / 2e3,
+                                     "median_us": statistics.median(s) / 2e3}
+    if set(res) != {LAT_BYTES, BW_BYTES}:
+        sys.exit(f"versus-run did not record both sizes in {out}")
+    return res, run["transport"]["provider"], run["transport"]["attrs"].get("domain")
 
 
 PP_LINE = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([\d.]+)s\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+PP_LABEL = {LAT_BYTES: "8", BW_BYTES: "1m"}
 
 
-def run_fi_pingpong(a, prov, nbytes, iters):
+def run_fi_pingpong(a, prov):
+    """One launch over all of fi_pingpong's sizes (-S all): the sizes before 8 B
+    absorb the connection set-up, so the 8 B and 1 MiB rows are warm."""
     cpu0, cpu1 = a.cpus.split(",")[:2]
-    common = ["-p", prov, "-e", "rdm", "-m", a.api, "-S", str(nbytes), "-I", str(iters)]
+    common = ["-p", prov, "-e", "rdm", "-m", a.api, "-S", "all", "-I", str(a.iters)]
     if a.domain:
         common += ["-d", a.domain]
-    for attempt in range(5):
+    for _ in range(5):
         port = free_port()
-        srv = subprocess.Popen(["taskset", "-c", cpu0, a.fi_pingpong] + common + ["-B", str(port)],
+        srv = subprocess.Popen(a.prefix + ["taskset", "-c", cpu0, a.fi_pingpong] + common +
+                               ["-B", str(port)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
         try:
-            cli = subprocess.run(["taskset", "-c", cpu1, a.fi_pingpong] + common +
+            cli = subprocess.run(a.prefix + ["taskset", "-c", cpu1, a.fi_pingpong] + common +
                                  ["-P", str(port), "127.0.0.1"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
-            srv_out, srv_err = srv.communicate(timeout=60)
+            _, srv_err = srv.communicate(timeout=60)
         finally:
             if srv.poll() is None:
                 srv.kill()
@@ -100,11 +106,15 @@ def run_fi_pingpong(a, prov, nbytes, iters):
                      f"{cli.stdout}{cli.stderr}{srv_err}")
     else:
         sys.exit("fi_pingpong: the client never reached the server")
+    res = {}
     for line in cli.stdout.splitlines():
         m = PP_LINE.match(line)
-        if m:
-            return {"mean_us": float(m.group(7))}
-    sys.exit(f"cannot parse fi_pingpong output:\n{cli.stdout}")
+        for nbytes, label in PP_LABEL.items():
+            if m and m.group(1) == label:
+                res[nbytes] = {"mean_us": float(m.group(7))}
+    if set(res) != {LAT_BYTES, BW_BYTES}:
+        sys.exit(f"cannot find the 8 B and 1 MiB rows in fi_pingpong's output:\n{cli.stdout}")
+    return res
 
 
 def main():
@@ -116,8 +126,8 @@ def main():
     ap.add_argument("--providers", default="tcp,shm")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--cpus", default="0,1", help="rank 0 / server core, rank 1 / client core")
-    ap.add_argument("--lat-iters", type=int, default=20000)
-    ap.add_argument("--bw-iters", type=int, default=500)
+    ap.add_argument("--iters", type=int, default=1000, help="round trips per size and launch, both tools")
+    ap.add_argument("--warmup", type=int, default=100, help="versus warm-up round trips per size")
     ap.add_argument("--api", choices=["tagged", "msg"], default="tagged",
                     help="message API for both tools (fi_pingpong -m, versus api=)")
     ap.add_argument("--variant", choices=["blocking", "nonblocking"], default="nonblocking",
@@ -126,7 +136,10 @@ def main():
     ap.add_argument("--batch", default="auto",
                     help="versus --batch: auto keeps its clock reads under 1 %% of a sample")
     ap.add_argument("--keep", default=None, help="keep versus JSONL files in this directory")
+    ap.add_argument("--nice", type=int, default=None,
+                    help="run both tools under `nice -n N` (e.g. -20 on a host busy with other work)")
     a = ap.parse_args()
+    a.prefix = ["nice", "-n", str(a.nice)] if a.nice is not None else []
     if not shutil.which(a.fi_pingpong) and not os.path.exists(a.fi_pingpong):
         print("fi_pingpong not found (Debian: libfabric-bin)", file=sys.stderr)
         return 77
@@ -141,28 +154,28 @@ def main():
     except OSError:
         pass
 
-    metrics = [("lat", LAT_BYTES, a.lat_iters), ("bw", BW_BYTES, a.bw_iters)]
+    metrics = [("lat", LAT_BYTES), ("bw", BW_BYTES)]
     res = {}
     selected = {}
     for r in range(a.rounds):
         for prov in a.providers.split(","):
-            for name, nbytes, iters in metrics:
-                out = os.path.join(outdir, f"{prov}-{name}-{r}.jsonl")
-                v = run_versus(a, prov, nbytes, iters, out)          # A
-                n = run_fi_pingpong(a, prov, nbytes, iters)          # B
-                selected[prov] = (v["provider"], v["domain"])
-                res.setdefault((prov, name), []).append((v, n))
-                print(f"round {r} {prov:4s} {name}: versus mean {v['mean_us']:.3f} us "
-                      f"(median {v['median_us']:.3f}), fi_pingpong {n['mean_us']:.3f} us",
+            v, vprov, vdom = run_versus(a, prov, os.path.join(outdir, f"{prov}-{r}.jsonl"))  # A
+            n = run_fi_pingpong(a, prov)                                                  # B
+            selected[prov] = (vprov, vdom)
+            for name, nbytes in metrics:
+                res.setdefault((prov, name), []).append((v[nbytes], n[nbytes]))
+                print(f"round {r} {prov:4s} {name}: versus mean {v[nbytes]['mean_us']:.3f} us "
+                      f"(median {v[nbytes]['median_us']:.3f}), fi_pingpong {n[nbytes]['mean_us']:.3f} us",
                       file=sys.stderr, flush=True)
 
     print(f"# versus ofi ({a.variant}, api={a.api}) vs fi_pingpong -e rdm -m {a.api}; cores {a.cpus}; "
-          f"{a.rounds} interleaved rounds; medians over rounds")
+          f"{a.rounds} interleaved rounds; medians over rounds"
+          + (f"; nice {a.nice}" if a.nice is not None else ""))
     print("# one-way time = round trip / 2; bandwidth = bytes / one-way time, 1 MB = 1e6 B")
     print(f"{'provider':20s} {'metric':17s} {'versus':>9s} {'native':>9s} {'ratio':>6s}"
           f" {'best v':>9s} {'best n':>9s} {'ratio':>6s} {'v median':>9s}")
     for prov in a.providers.split(","):
-        for name, nbytes, _ in metrics:
+        for name, nbytes in metrics:
             pairs = res[(prov, name)]
             vs = [p[0]["mean_us"] for p in pairs]
             ns = [p[1]["mean_us"] for p in pairs]
