@@ -134,6 +134,8 @@ def main():
         print(f"round {rnd + 1}: " + " | ".join(line), flush=True)
 
     print()
+    print("medians over rounds; shm/x is the median of the per-round ratios (same round, so same phase")
+    print("of the host as far as interleaving can make it), per-round ratios in brackets")
     print(f"{'':10} {'8 B one-way [ns]':>17} {'4 MiB [GB/s]':>13} {'shm/x latency':>14}")
     print(f"{'memcpy':10} {'':>17} {statistics.median(mem):>13.2f}")
     ok_lat = True
@@ -143,14 +145,16 @@ def main():
             continue
         ratio = ""
         if n != "shm":
-            r = statistics.median(s / o for s, o in zip(lat["shm"], lat[n]))
-            ratio = f"{r:.2f}"
+            per = [s / o for s, o in zip(lat["shm"], lat[n])]
+            r = statistics.median(per)
+            ratio = f"{r:.2f} [" + " ".join(f"{x:.2f}" for x in per) + "]"
             ok_lat &= r <= 1.0
-        print(f"{n:10} {statistics.median(lat[n]):>17.0f} {statistics.median(bw[n]):>13.2f} {ratio:>14}")
-    bw_ratio = statistics.median(s / m for s, m in zip(bw["shm"], mem))
+        print(f"{n:10} {statistics.median(lat[n]):>17.0f} {statistics.median(bw[n]):>13.2f}  {ratio}")
+    bw_per = [s / m for s, m in zip(bw["shm"], mem)]
+    bw_ratio = statistics.median(bw_per)
     print()
     print(f"shm 4 MiB bandwidth / memcpy 4 MiB (paired, median over rounds): {bw_ratio:.2f} "
-          f"-> {'within' if bw_ratio >= 0.8 else 'NOT within'} 20 %")
+          f"[{' '.join(f'{x:.2f}' for x in bw_per)}] -> {'within' if bw_ratio >= 0.8 else 'NOT within'} 20 %")
     print(f"shm 8 B latency at or below every other transport measured: {'yes' if ok_lat else 'no'}")
     print(f"load average after: {loadavg()}")
     return 0
