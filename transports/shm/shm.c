@@ -21,6 +21,10 @@
  *     through the slots, sender and receiver copying concurrently (two
  *     counters, chunks filled and chunks drained).  chunks=1 with a chunk as
  *     large as the message is the "copy in, then copy out" variant.
+ *     Defaults (eager_limit 8 KiB, 16 x 32 KiB: the staging fits one L2)
+ *     were the fastest of a chunk sweep; a single kernel copy with
+ *     process_vm_readv was measured too, at 7-8 GB/s for 4 MiB against a
+ *     24 GB/s memcpy (page pinning dominates), so it is not used.
  *
  * Matching is by (peer, tag) in arrival order; early arrivals are kept on an
  * unexpected list (eager payloads copied, large ones left in staging until
