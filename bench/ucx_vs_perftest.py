@@ -138,6 +138,7 @@ def main():
 
     res = {k: [] for k in ("v_lat", "p_lat", "v_bw", "p_bw_pp", "p_bw_stream")}
     provider = ""
+    load_before = os.getloadavg()[0]
     for i in range(a.rounds):
         lat, provider = run_versus(exe, 8, lat_samples, lat_warm, lat_batch, a.cpus, env, tmp)
         res["v_lat"].append(lat)
@@ -154,7 +155,8 @@ def main():
     med = {k: statistics.median(v) for k, v in res.items()}
     pair = lambda x, y: statistics.median([p / q for p, q in zip(res[x], res[y])])
     print(f"\nUCX_TLS={env.get('UCX_TLS', '(default)')}  provider: {provider}  cpus {a.cpus}  "
-          f"rounds {a.rounds} (interleaved)")
+          f"rounds {a.rounds} (interleaved)  load average {load_before:.1f} -> "
+          f"{os.getloadavg()[0]:.1f} (other work on these cores makes both tools noisy)")
     print(f"8 B one-way latency   versus {med['v_lat']:.3f} us   ucx_perftest tag_lat "
           f"{med['p_lat']:.3f} us   ratio {med['v_lat'] / med['p_lat']:.3f} "
           f"(median of per-round ratios {pair('v_lat', 'p_lat'):.3f})")
