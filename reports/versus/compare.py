@@ -246,19 +246,44 @@ def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
                                        f"{cmp.min_effect * 100:.0f} %: A {pct:+.1f} % faster)"))
         else:
             pct, pm = _regime_effect(grp)
-            word = "faster" if pct > 0 else "slower"
             first = grp[0]
-            text = (f"{cmp.a_label} is {abs(pct):.0f} % ± {pm:.0f} % {word} than {cmp.b_label} {span} "
+            text = (f"{cmp.a_label} is {effect_words(_regime_ratio(grp))} than {cmp.b_label} {span} "
                     f"({first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)})")
-            if pm < 1:
-                text = text.replace(f"{abs(pct):.0f} % ± {pm:.0f} %", f"{abs(pct):.1f} % ± {pm:.1f} %")
             out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text))
     return out
 
 
-def _regime_effect(grp: list[SizeComparison]) -> tuple[float, float]:
-    """Mean log ratio over the regime; its 95 % CI combines each size's own
-    uncertainty with the scatter of the ratio across sizes."""
+RATIO_WORDING = 2.0        # from this factor on a difference is stated as a ratio, not a percentage
+
+
+def effect_words(rci: tuple[float, float, float]) -> str:
+    """'12 % ± 3 % faster', '12 % slower (95 % CI 2 % to 30 %)' or '52× slower
+    (95 % CI 40×–70×)' for a time ratio A/B with its 95 % CI.  From a factor
+    of 2 on, a percentage reads badly ('5127 % slower'): the factor is given
+    instead.  A ± is printed only when it is clearly smaller than the value
+    and the CI is about symmetric; otherwise the CI bounds are."""
+    ratio, lo, hi = rci
+    faster = ratio < 1
+    word = "faster" if faster else "slower"
+    # factor: how many times longer the slower side takes; CI in the same terms
+    f, flo, fhi = (1 / ratio, 1 / hi, 1 / lo) if faster else (ratio, lo, hi)
+    if f >= RATIO_WORDING:
+        def x(v):
+            return f"{v:.3g}×" if v < 100 else f"{v:.0f}×"
+        return f"{x(f)} {word} (95 % CI {x(flo)}–{x(fhi)})"
+    # percentages: faster = time saved (1 - ratio), slower = time added (ratio - 1)
+    pct, plo, phi = ((1 - ratio, 1 - hi, 1 - lo) if faster else (ratio - 1, lo - 1, hi - 1))
+    pct, plo, phi = pct * 100, plo * 100, phi * 100
+    pm = (phi - plo) / 2
+    digits = 1 if pm < 1 or pct < 10 else 0
+    symmetric = abs((phi - pct) - (pct - plo)) <= 0.2 * pm
+    if pm < 0.9 * pct and symmetric:
+        return f"{pct:.{digits}f} % ± {pm:.{digits}f} % {word}"
+    return f"{pct:.{digits}f} % {word} (95 % CI {plo:.{digits}f} % to {phi:.{digits}f} %)"
+
+
+def _regime_ratio(grp: list[SizeComparison]) -> tuple[float, float, float]:
+    """Geometric mean ratio A/B over the regime and its 95 % CI (see _regime_effect)."""
     lr = np.log([g.ratio for g in grp])
     se_each = np.array([(math.log(g.ratio_ci[1]) - math.log(g.ratio_ci[0])) / (2 * 1.96) for g in grp])
     k = lr.size
@@ -267,7 +292,14 @@ def _regime_effect(grp: list[SizeComparison]) -> tuple[float, float]:
         var += float(lr.var(ddof=1)) / k
     mean = float(lr.mean())
     hw = 1.96 * math.sqrt(var)
-    ratio, lo, hi = math.exp(mean), math.exp(mean - hw), math.exp(mean + hw)
+    return math.exp(mean), math.exp(mean - hw), math.exp(mean + hw)
+
+
+def _regime_effect(grp: list[SizeComparison]) -> tuple[float, float]:
+    """Mean log ratio over the regime; its 95 % CI combines each size's own
+    uncertainty with the scatter of the ratio across sizes.  Returns
+    (faster_pct, half width of its CI) for the JSON fields."""
+    ratio, lo, hi = _regime_ratio(grp)
     return (1 - ratio) * 100, (hi - lo) / 2 * 100
 
 

@@ -64,7 +64,11 @@ def classify(fit: SegmentedFit) -> list[Transition]:
         xm = 0.5 * (xa + xb)
         jump = B.predict(xm) - A.predict(xm)
         pred_se = math.hypot(A.predict_se(xm), B.predict_se(xm))
-        point_sigma = 0.5 * (sigma[A.last] + sigma[B.first])
+        # the scatter one point of this curve actually shows about its neighbours
+        # (the per-point weights may assume more: a quantile's order-statistic
+        # interval is wide for a few tens of samples)
+        point_sigma = min(0.5 * (sigma[A.last] + sigma[B.first]),
+                          fit.rel_noise * 0.5 * (abs(fit.y[A.last]) + abs(fit.y[B.first])))
         dr = B.r_ns_per_byte - A.r_ns_per_byte
         meet = None
         if abs(dr) > 0:
