@@ -31,6 +31,7 @@
  * 1 when the shorter of the two is hidden entirely and 0 when they add up;
  * CPU availability = compute / total. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@
 #include "table_layout.h"
 
 enum { TAG_A = 1, TAG_B = 2, TAG_CREDIT_A = 3, TAG_CREDIT_B = 4, CREDIT_BYTES = 4 };
-enum { MIN_COMPUTE_NS = 1000, MAX_COMPUTE_REPS = 100000 };
+enum { MIN_COMPUTE_NS = 1000, MAX_COMPUTE_REPS = 100000, MIN_RATIO_NS = 10000 };
 
 typedef struct db {
     vs_mem_t buf[2], credit[2];
@@ -316,10 +317,12 @@ static int db_summarise(vs_run_t *r, size_t bytes, int64_t *const *series, long 
     double total = vs_series_median(series[0], n), compute = vs_series_median(series[1], n);
     double comm = vs_series_median(series[2], n);
     double shorter = compute < comm ? compute : comm;
+    /* below ~10 us the ratios compare clock noise: the table shows "-" */
+    int meaningful = shorter >= MIN_RATIO_NS;
     double col[5] = {
         total / 1e3, compute / 1e3, comm / 1e3,
-        shorter > 0 ? 100 * (compute + comm - total) / shorter : 0,
-        total > 0 ? 100 * compute / total : 0,
+        meaningful ? 100 * (compute + comm - total) / shorter : NAN,
+        meaningful && total > 0 ? 100 * compute / total : NAN,
     };
     return vs_table_add_row(r->table, &db_layout, bytes, col);
 }

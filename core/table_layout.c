@@ -1,6 +1,7 @@
 #include "table_layout.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,12 @@ void vs_table_layout_print(const vs_table_t *t, FILE *out, const char *title)
     fputc('\n', out);
     for (size_t i = 0; i < t->n; i++) {
         fprintf(out, "%-12zu", t->rows[i].bytes);
-        for (int k = 0; k < l->ncol; k++)
-            fprintf(out, " %18.*f", l->decimals[k], t->rows[i].col[k]);
+        for (int k = 0; k < l->ncol; k++) {
+            if (isnan(t->rows[i].col[k]))
+                fprintf(out, " %18s", "-"); /* not meaningful at this size */
+            else
+                fprintf(out, " %18.*f", l->decimals[k], t->rows[i].col[k]);
+        }
         fputc('\n', out);
     }
     fflush(out);
