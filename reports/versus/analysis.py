@@ -15,6 +15,8 @@ from .stats import SizeStats, summarise_run
 from .transitions import Staircase, Transition, attribute, classify, find_staircases
 from .compare import launch_spread
 
+PEAK_AGREEMENT = 0.8       # fitted asymptotic bandwidth below 0.8 x the measured peak: disagree
+
 
 @dataclass
 class Analysis:
@@ -50,7 +52,31 @@ class Analysis:
             "transitions": [_transition_json(x) for x in self.transitions],
             "staircases": [s.to_dict() for s in self.staircases],
             "unmatched_thresholds": self.unmatched_thresholds,
+            "bandwidth": self.bandwidth(),
         }
+
+    def bandwidth(self) -> dict:
+        """The last regime's fitted asymptotic bandwidth beside the measured
+        peak (bytes / mean one-way time, over the sizes).  With T = s + r*n
+        and s >= 0, n / T(n) < 1/r at every size, so a fitted value well
+        below the peak means the last regime's line is not to be trusted
+        (`agrees` false): quote the peak.  The same regime's line through the
+        lower quartiles (the unloaded path, steadier on a few noisy sizes) is
+        given beside it."""
+        peak = max(((s.bandwidth_MBps, s.bytes) for s in self.sizes
+                    if s.bytes > 0 and np.isfinite(s.bandwidth_MBps)), default=(None, None))
+        last = self.fit.regimes[-1].summary() if self.fit and self.fit.regimes else None
+        fitted = last["bandwidth_MBps"] if last else None
+        ratio = fitted / peak[0] if fitted and peak[0] else None
+        loc = self.fit.locator.regimes[-1] if self.fit and self.fit.placement else None
+        return {"asymptotic_MBps": fitted,
+                "asymptotic_lower_quartile_MBps": (1e3 / loc.r_ns_per_byte
+                                                   if loc is not None and loc.r_ns_per_byte > 0 else None),
+                "asymptotic_ci_MBps": last["bandwidth_ci_MBps"] if last else None,
+                "asymptotic_from_bytes": last["from_bytes"] if last else None,
+                "peak_MBps": peak[0], "peak_bytes": peak[1],
+                "asymptotic_over_peak": ratio,
+                "agrees": None if ratio is None else bool(ratio >= PEAK_AGREEMENT)}
 
 
 def _transition_json(t: Transition) -> dict:

@@ -51,6 +51,13 @@ def format_summary(doc: dict) -> str:
                              _f(g["n_half_bytes"], "{:.0f}"), f"{g['residual_rel'] * 100:.2f} %"])
             parts.append(table(["from", "to", "latency us [95% CI]", "bandwidth MB/s [95% CI]",
                                 "n_half B", "resid"], rows))
+        bwc = run.get("bandwidth") or {}
+        if bwc.get("peak_MBps") is not None:
+            parts.append(f"   bandwidth: fitted asymptotic {_f(bwc['asymptotic_MBps'], '{:.1f}')} MB/s "
+                         f"(lower quartiles: {_f(bwc.get('asymptotic_lower_quartile_MBps'), '{:.1f}')}), "
+                         f"measured peak {bwc['peak_MBps']:.1f} MB/s at {bwc['peak_bytes']} B"
+                         + ("  (the fit is below the measured peak: quote the peak)"
+                            if bwc.get("agrees") is False else ""))
         if run["fit"] and run["fit"]["isolated_sizes_excluded"]:
             parts.append("   isolated sizes (off both neighbours) left out of the fit: "
                          + ", ".join(map(str, run["fit"]["isolated_sizes_excluded"])))

@@ -154,6 +154,7 @@ def summary_row(c: Config, floor: Config | None) -> dict:
            "bw": _ci(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"]) if rl else None,
            "n_half": _ci(rl["n_half_bytes"], rl["n_half_ci_bytes"]) if rl else None,
            "peak_bw": peak, "transitions": [t.label for t in a.transitions] if a else [],
+           "bw_over_peak": rl["bandwidth_MBps"] / peak if rl and rl["bandwidth_MBps"] and peak else None,
            "floor_latency_x": None, "floor_bw_pct": None}
     if floor is not None and floor is not c and floor.sizes and first:
         f0 = next((s for s in floor.sizes if s["bytes"] == first["bytes"]), None)
@@ -173,6 +174,8 @@ SUMMARY_COLUMNS = [
     {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.1},
     {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.1},
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
+    {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, quote the peak)",
+     "fmt": "times", "width": 0.06},
     {"key": "floor_latency_x", "title": "latency ÷ shm floor", "fmt": "times", "width": 0.05},
     {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
     {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.05},

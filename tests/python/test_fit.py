@@ -134,3 +134,13 @@ def test_robust_line_ignores_one_bad_size_inside_a_regime():
     assert abs(plain - 0.1) > 0.003
     assert r == pytest.approx(0.1, rel=0.02)
     assert rw[-2] == 0 and rw[:-2].min() > 0.5
+
+
+def test_summary_puts_fitted_asymptotic_bandwidth_beside_the_measured_peak(make_run):
+    a = analyse_run(make_run(synth.hockney(2000, 0.1), synth.pow2(1 << 20), count=60, seed=9))
+    bw = a.to_dict()["bandwidth"]
+    top = a.sizes[-1]
+    assert bw["peak_bytes"] == top.bytes and bw["peak_MBps"] == pytest.approx(top.bandwidth_MBps)
+    assert bw["asymptotic_MBps"] == pytest.approx(1e4, rel=0.03)
+    # n / (s + r n) < 1 / r: the measured peak stays below the asymptote
+    assert 1.0 <= bw["asymptotic_over_peak"] < 1.3 and bw["agrees"] is True
