@@ -5,7 +5,8 @@ Runs, interleaved A B A B ... (the host moves vCPUs, so a figure taken earlier
 is not comparable):
   latency   versus pingpong 8 B       vs  ucx_perftest -t tag_lat -s 8
   bandwidth versus pingpong 1 MiB     vs  ucx_perftest -t tag_lat -s 1M  (same ping-pong pattern)
-                                      and ucx_perftest -t tag_bw  -s 1M  (streaming, for reference)
+  streaming versus stream 1 MiB, windows of W sends
+                                      vs  ucx_perftest -t tag_bw -s 1M -O W (W outstanding sends)
 Both get the same UCX_TLS / UCX_NET_DEVICES, the same CPUs (rank 0 / client on
 the first, rank 1 / server on the second), the same message sizes, warm-up
 and round-trip counts.  versus figures come from its JSONL (median of the
@@ -13,7 +14,7 @@ recorded samples; one-way = round trip / 2); ucx_perftest figures from its
 CSV output (-f -v): the 50th percentile one-way latency; for tag_lat the
 bandwidth is computed from that median as for versus (bytes / one-way time),
 for tag_bw it is the printed overall figure (MB/s that are MiB/s, converted
-here to MB/s = 10^6 B/s).
+here to MB/s = 10^6 B/s), set against versus stream's total bytes / total time.
 
 usage: bench/ucx_vs_perftest.py [--versus PATH] [--rounds N] [--cpus 0,1]
                                 [--tls tcp|shm|...] [--quick]
@@ -72,7 +73,25 @@ def run_versus(exe, size, iters, warmup, batch, cpus, env, tmp):
     return one_way_us, run["transport"].get("provider", "")
 
 
-def run_perftest(test, size, iters, warmup, cpus, env):
+def run_versus_stream(exe, size, windows, warmup, window, cpus, env, tmp):
+    out = os.path.join(tmp, f"s{size}-{time.monotonic_ns()}.jsonl")
+    cmd = [exe, "--transport", "ucx", "--launch", "local", "-n", "2", "--cpus", cpus,
+           "--pattern", "stream", "--window", str(window), "--sizes", str(size),
+           "--iterations", str(windows), "--iterations-large", str(windows),
+           "--warmup", str(warmup), "--warmup-large", str(warmup), "--batch", "1",
+           "--out", out, "--quiet", "--timeout", "120"]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=300, stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        sys.exit(f"versus-run failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    with open(out, encoding="utf-8") as f:
+        recs = [json.loads(ln) for ln in f if ln.strip()]
+    rec = [r for r in recs if r.get("record") == "size" and r["bytes"] == size][0]
+    # a rate is total bytes / total time (one sample = one window)
+    return window * size * len(rec["samples_ns"]) / sum(rec["samples_ns"]) * 1e3
+
+
+def run_perftest(test, size, iters, warmup, cpus, env, outstanding=None):
     c0, c1 = cpus.split(",")[:2]
     port = str(free_port())
     srv = subprocess.Popen(["ucx_perftest", "-p", port, "-c", c1], env=env,
@@ -82,6 +101,8 @@ def run_perftest(test, size, iters, warmup, cpus, env):
         time.sleep(0.3)
         cmd = ["ucx_perftest", "127.0.0.1", "-p", port, "-t", test, "-s", str(size),
                "-n", str(iters), "-w", str(warmup), "-c", c0, "-f", "-v"]
+        if outstanding:
+            cmd += ["-O", str(outstanding)]
         for attempt in range(20):
             p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, timeout=300, stdin=subprocess.DEVNULL)
@@ -117,6 +138,7 @@ def main():
     ap.add_argument("--lat-batch", type=int, default=50,
                     help="round trips per versus sample at 8 B (1: per-round-trip samples, "
                          "like ucx_perftest's percentile, but each pays one clock read)")
+    ap.add_argument("--window", type=int, default=16, help="stream window / tag_bw outstanding sends")
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     a = ap.parse_args()
 
@@ -136,7 +158,8 @@ def main():
     bw_rt, bw_warm = (200, 20) if a.quick else (1000, 100)
     tmp = tempfile.mkdtemp(prefix="versus-bench-")
 
-    res = {k: [] for k in ("v_lat", "p_lat", "v_bw", "p_bw_pp", "p_bw_stream")}
+    st_windows, st_warm = (20, 2) if a.quick else (100, 10)
+    res = {k: [] for k in ("v_lat", "p_lat", "v_bw", "p_bw_pp", "v_bw_stream", "p_bw_stream")}
     provider = ""
     load_before = os.getloadavg()[0]
     for i in range(a.rounds):
@@ -146,10 +169,14 @@ def main():
         lat_mib, _ = run_versus(exe, MIB, bw_rt, bw_warm, 1, a.cpus, env, tmp)
         res["v_bw"].append(MIB / (lat_mib * 1e-6) / 1e6)
         res["p_bw_pp"].append(run_perftest("tag_lat", MIB, bw_rt, bw_warm, a.cpus, env)[1])
-        res["p_bw_stream"].append(run_perftest("tag_bw", MIB, bw_rt, bw_warm, a.cpus, env)[1])
+        res["v_bw_stream"].append(run_versus_stream(exe, MIB, st_windows, st_warm, a.window,
+                                                    a.cpus, env, tmp))
+        res["p_bw_stream"].append(run_perftest("tag_bw", MIB, st_windows * a.window,
+                                               st_warm * a.window, a.cpus, env, a.window)[1])
         print(f"round {i + 1}: 8 B one-way versus {res['v_lat'][-1]:.3f} us, perftest "
               f"{res['p_lat'][-1]:.3f} us; 1 MiB versus {res['v_bw'][-1]:.0f} MB/s, perftest "
-              f"ping-pong {res['p_bw_pp'][-1]:.0f} MB/s, stream {res['p_bw_stream'][-1]:.0f} MB/s",
+              f"ping-pong {res['p_bw_pp'][-1]:.0f} MB/s; stream versus {res['v_bw_stream'][-1]:.0f} MB/s, "
+              f"perftest {res['p_bw_stream'][-1]:.0f} MB/s",
               flush=True)
 
     med = {k: statistics.median(v) for k, v in res.items()}
@@ -163,12 +190,14 @@ def main():
     print(f"1 MiB bandwidth       versus {med['v_bw']:.0f} MB/s   ucx_perftest tag_lat "
           f"{med['p_bw_pp']:.0f} MB/s   ratio {med['v_bw'] / med['p_bw_pp']:.3f} "
           f"(median of per-round ratios {pair('v_bw', 'p_bw_pp'):.3f})")
-    print(f"1 MiB streaming       ucx_perftest tag_bw {med['p_bw_stream']:.0f} MB/s   "
-          f"versus ping-pong / stream {med['v_bw'] / med['p_bw_stream']:.3f}")
+    print(f"1 MiB streaming W={a.window}  versus {med['v_bw_stream']:.0f} MB/s   ucx_perftest tag_bw "
+          f"{med['p_bw_stream']:.0f} MB/s   ratio {med['v_bw_stream'] / med['p_bw_stream']:.3f} "
+          f"(median of per-round ratios {pair('v_bw_stream', 'p_bw_stream'):.3f})")
     # The verdict uses the paired ratios: A and B of one round ran back to back,
     # so they mostly share the host's current vCPU placement.
     tol = a.tolerance / 100
-    ok = pair("v_lat", "p_lat") <= 1 + tol and pair("v_bw", "p_bw_pp") >= 1 - tol
+    ok = (pair("v_lat", "p_lat") <= 1 + tol and pair("v_bw", "p_bw_pp") >= 1 - tol
+          and pair("v_bw_stream", "p_bw_stream") >= 1 - tol)
     print("within tolerance" if ok else f"NOT within {a.tolerance:g} %")
     return 0 if ok else 1
 
