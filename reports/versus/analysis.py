@@ -44,8 +44,11 @@ class Analysis:
             "hosts": r.record.get("hosts"),
             "sizes": [s.to_dict() for s in self.sizes],
             "fit": None if self.fit is None else {
-                "model": "T(n) = s + r*n per regime, one-way medians, penalised segmented least squares",
-                "relative_noise": self.fit.rel_noise, "penalty": self.fit.penalty,
+                "model": "T(n) = s + r*n per regime through one-way medians; regime boundaries "
+                         "placed on lower quartiles (penalised segmented least squares)",
+                "relative_noise": self.fit.rel_noise,
+                "relative_noise_lower_quartile": self.fit.locator.rel_noise,
+                "penalty": self.fit.penalty,
                 "isolated_sizes_excluded": self.fit.excluded,
                 "min_bytes": int(self.fit.x[0]) if self.fit.x.size else None},
             "regimes": [g.summary() for g in self.fit.regimes] if self.fit else [],
