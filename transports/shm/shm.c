@@ -52,27 +52,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <versus/option.h>
+
 #include "shm.h"
 
 /* ---- options ---------------------------------------------------------- */
-
-static int parse_bytes(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -EINVAL;
-    unsigned long long mul = 1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1ULL << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1ULL << 20, end++;
-    if (*end || v > (1ULL << 40) / mul)
-        return -EINVAL;
-    *out = (size_t)(v * mul);
-    return 0;
-}
 
 static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
 {
@@ -87,7 +71,7 @@ static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
             ERR(t, "unknown option '%s' (known: eager_limit, chunk, chunks, ring)", opts[i].key);
             return -EINVAL;
         }
-        if (parse_bytes(opts[i].value, &v)) {
+        if (vs_option_bytes(opts[i].value, (size_t)1 << 40, &v)) {
             ERR(t, "option %s=%s: not a size (digits with an optional K or M)", opts[i].key,
                 opts[i].value);
             return -EINVAL;

@@ -32,29 +32,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <versus/option.h>
+
 #include "tcp.h"
 
 _Static_assert(IF_NAMESIZE <= 16, "interface names fit");
 
 /* ---- options ---------------------------------------------------------- */
-
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -EINVAL;
-    unsigned long long mul = 1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1ULL << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1ULL << 20, end++;
-    if (*end || v > (1ULL << 30) / mul)
-        return -EINVAL;
-    *out = (size_t)(v * mul);
-    return 0;
-}
 
 static int tcp_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
 {
@@ -70,7 +54,7 @@ static int tcp_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
                 return -EINVAL;
             }
         } else if (!strcmp(k, "sockbuf")) {
-            if (parse_size(v, &t->sockbuf) || t->sockbuf > INT32_MAX / 2) {
+            if (vs_option_bytes(v, (size_t)1 << 30, &t->sockbuf) || t->sockbuf > INT32_MAX / 2) {
                 ERR(t, "sockbuf=%s: expected a byte count (K/M suffix allowed, up to 1G)", v);
                 return -EINVAL;
             }
