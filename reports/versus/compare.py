@@ -144,20 +144,25 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     common = sorted(set(pa) & set(pb))
     cmp = Comparison(_side_label(a_runs), _side_label(b_runs), alpha, adjust, min_effect,
                      only_a=sorted(set(pa) - set(pb)), only_b=sorted(set(pb) - set(pa)))
-    rows = [(b, *compare_samples(pa[b], pb[b], rng, draws)) for b in common]
-    padj = adjust_pvalues([r[3] for r in rows], adjust)
-    for (b, ratio, ci, p), pj in zip(rows, padj):
+    # one launch a side: within-launch inference; several: between launches (launches.py)
+    from .launches import annotate_regimes, count_launches, infer_size, launch_one_way, with_inference
+    la, lb = launch_one_way(a_runs), launch_one_way(b_runs)
+    rows = [(b, infer_size(la[b], lb[b], rng, draws)) for b in common]
+    padj = adjust_pvalues([r.p for _, r in rows], adjust)
+    for (b, r), pj in zip(rows, padj):
+        ratio, ci = r.ratio, r.ci
         sig = pj < alpha and (ci[1] < 1 or ci[0] > 1)
         mark = "~" if not sig else ("+" if ratio < 1 else "-")
         if sig and 1 - min_effect < ratio < 1 / (1 - min_effect):
             mark = "="
-        cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
-                                        float(np.median(pa[b])) / 1e3, float(np.median(pb[b])) / 1e3,
-                                        ratio, ci, p, float(pj), mark))
+        cmp.sizes.append(with_inference(SizeComparison(b, int(pa[b].size), int(pb[b].size),
+                                                       r.median_a_ns / 1e3, r.median_b_ns / 1e3,
+                                                       ratio, ci, r.p, float(pj), mark), r))
     cmp.regimes = regime_statements(cmp)
-    if len({r.launch_id for r in a_runs}) > 1:
+    annotate_regimes(cmp)
+    if count_launches(a_runs) > 1:
         cmp.launch_spread_a = launch_spread(a_runs)
-    if len({r.launch_id for r in b_runs}) > 1:
+    if count_launches(b_runs) > 1:
         cmp.launch_spread_b = launch_spread(b_runs)
     return cmp
 

@@ -1,0 +1,180 @@
+"""Which launches a comparison speaks for: within-launch or between-launch inference.
+
+A launch is one process launch of versus-run, i.e. one `run` record.  It is
+identified by the record's `run_id` (time, host and pid: unique per launch),
+not by `launch_id`, an index the user passes and may repeat.  Runs that carry
+one run_id (the same file given twice) are one launch and pooled.
+
+One launch a side (within-launch inference): the samples of each size are
+the unit; the ratio of medians, its bootstrap CI and the Mann-Whitney test of
+`compare.compare_samples`.  The claim holds for those two launches: a
+launch's process pair can sit on vCPUs that stay 2-3x apart for its whole
+life, and one launch a side cannot tell that apart from the configurations.
+
+Several launches on a side (between-launch inference): the launch is the
+unit.  Per size and launch the log of its median; a side's estimate is their
+mean (the geometric mean of its launch medians: every launch weighs the same,
+however many samples it has); the ratio A/B is the ratio of the two.  Its
+standard error comes from a two-stage bootstrap: draw the side's launches
+with replacement, then each drawn launch's median from its own resampled
+samples (drawn exactly from the order statistics, stats.bootstrap_median_draws).
+The launch deviations are widened by sqrt(L/(L-1)) before drawing, so that
+the between-launch part of the bootstrap variance is the unbiased one
+(s^2 / L, not (L-1)/L of it).  The interval and the p-value use Student's t
+with Welch-Satterthwaite degrees of freedom from the launch counts (L - 1 a
+side), not the bootstrap percentiles: with two launches a side the
+percentile interval excludes 1 whenever every launch of one side beats every
+launch of the other, which two sides of one configuration do by chance in one
+comparison out of three (2 of the 6 orders of four launches).  A rank test on
+launch medians is not used either: with 2 against 2 launches its smallest
+two-sided p-value is 1/3, with 3 against 3 it is 1/10.  A side with one launch
+borrows the other side's launch-to-launch variance (launch effects taken as
+relative, so alike in both configurations) and its degrees of freedom.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from .compare import SizeComparison, compare_samples
+from .load import Run
+from .stats import bootstrap_median_draws
+
+WITHIN = "within-launch"
+BETWEEN = "between-launch"
+
+
+def launch_key(run: Run) -> str:
+    """What identifies one process launch: its run_id (else file and launch index)."""
+    rid = run.record.get("run_id")
+    if isinstance(rid, str) and rid:
+        return rid
+    return f"{run.source}#{run.launch_id}"
+
+
+def count_launches(runs: list[Run]) -> int:
+    return len({launch_key(r) for r in runs})
+
+
+def launch_one_way(runs: list[Run]) -> dict[int, list[np.ndarray]]:
+    """Per size (ascending), the sorted one-way samples (ns) of each launch measuring it."""
+    per: dict[int, dict[str, list[np.ndarray]]] = {}
+    for r in runs:
+        key = launch_key(r)
+        for b, s in r.sizes_by_bytes().items():
+            per.setdefault(b, {}).setdefault(key, []).append(s.samples_ns)
+    return {b: [np.sort(np.concatenate(v).astype(np.float64)) * 0.5 for v in d.values()]
+            for b, d in sorted(per.items())}
+
+
+@dataclass
+class SizeInference:
+    """One size's comparison, with the method it used."""
+    ratio: float
+    ci: list[float]
+    p: float
+    median_a_ns: float          # within-launch: the median; between-launch: geometric mean of launch medians
+    median_b_ns: float
+    inference: str              # WITHIN or BETWEEN
+    launches_a: int
+    launches_b: int
+    df: float | None            # degrees of freedom of the between-launch t, else None
+
+
+@dataclass
+class LaunchSizeComparison(SizeComparison):
+    """A size of a comparison, saying which inference made its mark."""
+    inference: str = WITHIN
+    launches_a: int = 1
+    launches_b: int = 1
+    df: float | None = None
+
+
+def _log_floor(x: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(x, 1e-3))          # 1 ps: a zero time has no log
+
+
+def _side(launches: list[np.ndarray], rng: np.random.Generator, draws: int) -> tuple[float, float, float]:
+    """(mean log launch median, its two-stage bootstrap variance, sample variance
+    of the log launch medians (nan with one launch))."""
+    nl = len(launches)
+    y = _log_floor(np.array([np.median(x) for x in launches]))
+    ybar = float(y.mean())
+    # within-launch deviation of a drawn median from the launch's median, one per (draw, slot)
+    dev = np.stack([_log_floor(bootstrap_median_draws(x, draws * nl, rng)).reshape(draws, nl) - y[j]
+                    for j, x in enumerate(launches)])
+    if nl == 1:
+        return ybar, float(dev[0, :, 0].var(ddof=1)), math.nan
+    widen = math.sqrt(nl / (nl - 1))
+    pick = rng.integers(0, nl, size=(draws, nl))
+    slots = ybar + widen * (y[pick] - ybar) + dev[pick, np.arange(draws)[:, None], np.arange(nl)[None, :]]
+    return ybar, float(slots.mean(axis=1).var(ddof=1)), float(y.var(ddof=1))
+
+
+def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
+                     draws: int = 2000) -> SizeInference:
+    """Ratio of geometric means of launch medians A/B, its 95 % CI and p-value (see module doc)."""
+    la, lb = len(a), len(b)
+    ya, va, sa = _side(a, rng, draws)
+    yb, vb, sb = _side(b, rng, draws)
+    if la == 1:                      # borrow B's launch-to-launch variance for A's one launch
+        va += sb
+        df = float(lb - 1)
+    elif lb == 1:
+        vb += sa
+        df = float(la - 1)
+    else:
+        denom = va ** 2 / (la - 1) + vb ** 2 / (lb - 1)
+        df = (va + vb) ** 2 / denom if denom > 0 else float(la + lb - 2)
+    d = ya - yb
+    se = math.sqrt(va + vb)
+    if se > 0:
+        p = float(2 * sps.t.sf(abs(d) / se, df))
+        q = float(sps.t.ppf(0.975, df))
+        ci = [math.exp(d - q * se), math.exp(d + q * se)]
+    else:                            # every sample of every launch identical
+        p = 1.0 if d == 0 else 0.0
+        ci = [math.exp(d)] * 2
+    return SizeInference(math.exp(d), ci, p, math.exp(ya), math.exp(yb), BETWEEN, la, lb, df)
+
+
+def infer_size(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
+               draws: int = 2000) -> SizeInference:
+    """Within-launch inference when each side has one launch at this size,
+    between-launch inference when either has several."""
+    if len(a) == 1 and len(b) == 1:
+        ratio, ci, p = compare_samples(a[0], b[0], rng, draws)
+        return SizeInference(ratio, ci, p, float(np.median(a[0])), float(np.median(b[0])),
+                             WITHIN, 1, 1, None)
+    return between_launches(a, b, rng, draws)
+
+
+def with_inference(s: SizeComparison, inf: SizeInference) -> LaunchSizeComparison:
+    """The size's comparison with the inference that produced it."""
+    fields = {k: getattr(s, k) for k in SizeComparison.__dataclass_fields__}
+    return LaunchSizeComparison(**fields, inference=inf.inference, launches_a=inf.launches_a,
+                                launches_b=inf.launches_b, df=inf.df)
+
+
+def scope_words(sizes: list) -> str:
+    """Which launches a regime's claim covers, from the inference of its sizes."""
+    kinds = {getattr(s, "inference", WITHIN) for s in sizes}
+    if kinds == {WITHIN}:
+        return "within one launch a side: holds for these two launches, not across launches"
+    la = min(getattr(s, "launches_a", 1) for s in sizes)
+    lb = min(getattr(s, "launches_b", 1) for s in sizes)
+    word = "across launches" if kinds == {BETWEEN} else "partly across launches"
+    return f"{word}: {la} vs {lb}"
+
+
+def annotate_regimes(cmp) -> None:
+    """Append to each claim ('+', '-', '=') which launches it covers."""
+    by_bytes = {s.bytes: s for s in cmp.sizes}
+    for r in cmp.regimes:
+        if r.mark not in "+-=":
+            continue
+        grp = [s for b, s in by_bytes.items() if r.from_bytes <= b <= r.to_bytes]
+        r.text = f"{r.text}; {scope_words(grp)}"
