@@ -1,12 +1,16 @@
 """Segmented Hockney fits: T(n) = s + r*n per regime, regimes found by a
 penalised segmented least-squares search (optimal partitioning with PELT
-pruning and a BIC penalty) over per-size one-way medians.
+pruning and a BIC penalty).
 
-Weights: each median gets sigma_i = max(c * y_i, se_i), where c is the
-relative scatter of the curve about its neighbours (robust, estimated from
-the data) and se_i the median's own standard error.  Segments are fitted
-independently, so a regime boundary can be a jump (step) or a kink (slope);
-`transitions.py` tells them apart.
+The search runs on a robust per-size location (the lower quartile: load only
+adds delay, so it moves far less than the median); the regimes reported are
+lines through the per-size one-way medians within the boundaries it found.
+Weights: each point gets sigma_i = max(c * y_i, se_i), where c is the
+relative scatter of its curve about its neighbours (robust, estimated from
+the data) and se_i the point's own standard error.  Lines are refitted with
+bisquare reweighting.  Segments are fitted independently, so a regime
+boundary can be a jump (step) or a kink (slope); `transitions.py` tells them
+apart on the quartile fit.
 """
 from __future__ import annotations
 
