@@ -17,19 +17,27 @@ mean (the geometric mean of its launch medians: every launch weighs the same,
 however many samples it has); the ratio A/B is the ratio of the two.  Its
 standard error comes from a two-stage bootstrap: draw the side's launches
 with replacement, then each drawn launch's median from its own resampled
-samples (drawn exactly from the order statistics, stats.bootstrap_median_draws).
-The launch deviations are widened by sqrt(L/(L-1)) before drawing, so that
-the between-launch part of the bootstrap variance is the unbiased one
-(s^2 / L, not (L-1)/L of it).  The interval and the p-value use Student's t
-with Welch-Satterthwaite degrees of freedom from the launch counts (L - 1 a
-side), not the bootstrap percentiles: with two launches a side the
-percentile interval excludes 1 whenever every launch of one side beats every
-launch of the other, which two sides of one configuration do by chance in one
-comparison out of three (2 of the 6 orders of four launches).  A rank test on
-launch medians is not used either: with 2 against 2 launches its smallest
-two-sided p-value is 1/3, with 3 against 3 it is 1/10.  A side with one launch
-borrows the other side's launch-to-launch variance (launch effects taken as
-relative, so alike in both configurations) and its degrees of freedom.
+samples (drawn exactly from the order statistics,
+stats.bootstrap_median_draws).  A drawn launch sits at its side's mean plus a
+launch deviation drawn from both sides' deviations pooled, each widened by
+sqrt(L/(L-1)) so that their mean square is the unbiased launch-to-launch
+variance: launch effects (which vCPUs a process pair lands on) are a property
+of the host and relative in size, so alike in both configurations; pooling
+gives L_A + L_B - 2 degrees of freedom instead of one per side, and lets a
+side with one launch borrow the other side's spread.  The interval and the
+p-value use Student's t with those degrees of freedom, not the bootstrap
+percentiles: with two launches a side the percentile interval excludes 1
+whenever every launch of one side beats every launch of the other, which two
+sides of one configuration do by chance in one comparison out of three (2 of
+the 6 orders of four launches).  A rank test on launch medians is not used
+either: with 2 against 2 launches its smallest two-sided p-value is 1/3, with
+3 against 3 it is 1/10.  The within-launch draws add each launch median's own
+noise a second time (it is already in the launch deviations): a little
+conservative when launches agree, negligible when they do not.
+Limit: t assumes roughly normal log launch effects.  Launches that fall into
+two speed classes can make both launches of each side agree by chance (one
+comparison in eight with two equally likely classes); interleave three or
+more launches a side.
 """
 from __future__ import annotations
 
@@ -97,39 +105,45 @@ def _log_floor(x: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(x, 1e-3))          # 1 ps: a zero time has no log
 
 
-def _side(launches: list[np.ndarray], rng: np.random.Generator, draws: int) -> tuple[float, float, float]:
-    """(mean log launch median, its two-stage bootstrap variance, sample variance
-    of the log launch medians (nan with one launch))."""
-    nl = len(launches)
-    y = _log_floor(np.array([np.median(x) for x in launches]))
-    ybar = float(y.mean())
-    # within-launch deviation of a drawn median from the launch's median, one per (draw, slot)
-    dev = np.stack([_log_floor(bootstrap_median_draws(x, draws * nl, rng)).reshape(draws, nl) - y[j]
-                    for j, x in enumerate(launches)])
-    if nl == 1:
-        return ybar, float(dev[0, :, 0].var(ddof=1)), math.nan
-    widen = math.sqrt(nl / (nl - 1))
+def _log_medians(launches: list[np.ndarray]) -> np.ndarray:
+    return _log_floor(np.array([np.median(x) for x in launches]))
+
+
+def _residuals(y: np.ndarray) -> np.ndarray:
+    """A side's launch deviations from its mean, widened by sqrt(L/(L-1)) so that
+    their mean square is the unbiased launch-to-launch variance."""
+    nl = y.size
+    return (y - y.mean()) * math.sqrt(nl / (nl - 1)) if nl > 1 else np.empty(0)
+
+
+def _side_draws(launches: list[np.ndarray], y: np.ndarray, resid: np.ndarray,
+                rng: np.random.Generator, draws: int) -> np.ndarray:
+    """Two-stage bootstrap of a side's mean log launch median: L launches drawn with
+    replacement, each placed at the side's mean plus a launch deviation drawn
+    from both sides' pooled residuals, plus the deviation of a median drawn from
+    its own resampled samples from its median."""
+    nl = y.size
     pick = rng.integers(0, nl, size=(draws, nl))
-    slots = ybar + widen * (y[pick] - ybar) + dev[pick, np.arange(draws)[:, None], np.arange(nl)[None, :]]
-    return ybar, float(slots.mean(axis=1).var(ddof=1)), float(y.var(ddof=1))
+    within = np.empty((draws, nl))
+    for j, x in enumerate(launches):
+        slots = pick == j
+        within[slots] = _log_floor(bootstrap_median_draws(x, int(slots.sum()), rng)) - y[j]
+    between = resid[rng.integers(0, resid.size, size=(draws, nl))]
+    return (y.mean() + between + within).mean(axis=1)
 
 
 def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
                      draws: int = 2000) -> SizeInference:
     """Ratio of geometric means of launch medians A/B, its 95 % CI and p-value (see module doc)."""
     la, lb = len(a), len(b)
-    ya, va, sa = _side(a, rng, draws)
-    yb, vb, sb = _side(b, rng, draws)
-    if la == 1:                      # borrow B's launch-to-launch variance for A's one launch
-        va += sb
-        df = float(lb - 1)
-    elif lb == 1:
-        vb += sa
-        df = float(la - 1)
-    else:
-        denom = va ** 2 / (la - 1) + vb ** 2 / (lb - 1)
-        df = (va + vb) ** 2 / denom if denom > 0 else float(la + lb - 2)
-    d = ya - yb
+    if la + lb < 3:
+        raise ValueError("between-launch inference needs several launches on at least one side")
+    ya, yb = _log_medians(a), _log_medians(b)
+    resid = np.concatenate([_residuals(ya), _residuals(yb)])
+    df = float(la + lb - 2)                      # launch-to-launch variance pooled over both sides
+    va = float(_side_draws(a, ya, resid, rng, draws).var(ddof=1))
+    vb = float(_side_draws(b, yb, resid, rng, draws).var(ddof=1))
+    d = float(ya.mean() - yb.mean())
     se = math.sqrt(va + vb)
     if se > 0:
         p = float(2 * sps.t.sf(abs(d) / se, df))
@@ -138,7 +152,7 @@ def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Ge
     else:                            # every sample of every launch identical
         p = 1.0 if d == 0 else 0.0
         ci = [math.exp(d)] * 2
-    return SizeInference(math.exp(d), ci, p, math.exp(ya), math.exp(yb), BETWEEN, la, lb, df)
+    return SizeInference(math.exp(d), ci, p, math.exp(ya.mean()), math.exp(yb.mean()), BETWEEN, la, lb, df)
 
 
 def infer_size(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
