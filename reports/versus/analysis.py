@@ -40,6 +40,7 @@ class Analysis:
             "transport": {k: t.get(k) for k in ("name", "library", "version", "provider",
                                                 "options", "thresholds")},
             "pattern": r.pattern,
+            "pattern_params": r.record.get("pattern_params"),
             "variant": r.variant,
             "hosts": r.record.get("hosts"),
             "sizes": [s.to_dict() for s in self.sizes],

@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats as sps
 
 from .load import Run, check_comparable, check_same_configuration
+from .units import run_meaning
 
 ALPHA = 0.05
 MIN_EFFECT = 0.02          # below this relative difference a significant one is "no practical difference"
@@ -105,7 +106,8 @@ def pooled_one_way(runs: list[Run]) -> dict[int, np.ndarray]:
     for r in runs:
         for b, s in r.sizes_by_bytes().items():
             pool.setdefault(b, []).append(s.samples_ns)
-    return {b: np.sort(np.concatenate(v).astype(np.float64)) * 0.5 for b, v in sorted(pool.items())}
+    div = run_meaning(runs[0]).divisor if runs else 2.0
+    return {b: np.sort(np.concatenate(v).astype(np.float64)) / div for b, v in sorted(pool.items())}
 
 
 def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
@@ -316,7 +318,8 @@ def launch_spread(runs: list[Run]) -> list[dict]:
     per: dict[int, list] = {}
     for r in runs:
         for b, s in r.sizes_by_bytes().items():
-            per.setdefault(b, []).append(summarise_size(b, s.samples_ns, s.batch))
+            m = run_meaning(r)
+            per.setdefault(b, []).append(summarise_size(b, s.samples_ns, s.batch, m.divisor, m.bytes_factor))
     out = []
     for b, st in sorted(per.items()):
         if len(st) < 2:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .compare import fmt_bytes
+from .units import sample_meaning
 
 
 def _f(v, fmt="{:.3f}", none="-"):
@@ -26,7 +27,9 @@ def format_summary(doc: dict) -> str:
         parts.append(head)
         for w in run["warnings"]:
             parts.append(f"   warning: {w}")
-        parts.append("   one-way latency = round trip / 2; bandwidth = bytes / (mean RTT / 2); times in us")
+        m = sample_meaning(run["pattern"], run.get("pattern_params"))
+        parts.append(f"   time = {m.time_label} (a sample is {m.sample_label}, divided by {m.divisor:g}); "
+                     "bandwidth = bytes moved / mean time; times in us")
         rows = []
         for s in run["sizes"]:
             ci = s["median_ci_us"]

@@ -28,6 +28,7 @@ from .load import InputError, Run, SizeRecord, load_file
 from .report_methods import methods_section
 from .report_studies import study_section
 from .stats import SizeStats
+from .units import run_meaning
 
 REFERENCE_TRANSPORTS = ("shm", "tcp")
 MANIFEST = "campaign.json"
@@ -194,7 +195,8 @@ def detail_table(c: Config) -> dict:
                 "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "us_ci"},
                 "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no")}
         rows.append([vals[k] for k, _, _ in cols])
-    return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (one-way = round trip / 2)",
+    what = run_meaning(c.pooled).time_label
+    return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (times are the {what})",
             "columns": [{"title": t, "fmt": f} for _, t, f in cols], "rows": rows}
 
 
@@ -333,7 +335,7 @@ def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path) -> 
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["run_id", "config", "source", "transport", "provider", "options", "pattern", "variant",
-                    "launch_id", "bytes", "batch", "sample_index", "rtt_ns", "one_way_ns"])
+                    "launch_id", "bytes", "batch", "sample_index", "sample_ns", "reported_ns", "reported_as"])
         for r in runs:
             e = entries.get(str(Path(r.source).resolve()))
             t = r.transport
@@ -341,9 +343,10 @@ def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path) -> 
                     t.get("name", ""), t.get("provider", ""),
                     ";".join(f"{k}={v}" for k, v in (t.get("options") or {}).items()),
                     r.pattern, r.variant, r.launch_id]
+            m = run_meaning(r)
             for s in r.sizes:
                 for i, v in enumerate(s.samples_ns.tolist()):
-                    w.writerow(head + [s.bytes, s.batch, i, v, v / 2])
+                    w.writerow(head + [s.bytes, s.batch, i, v, v / m.divisor, m.time_label])
                     n += 1
     return n
 

@@ -13,6 +13,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats as sps
 
+from .units import run_meaning
+
 CONFIDENCE = 0.95
 SHAPIRO_MAX = 5000
 LOCATION_Q = 0.25          # the low quantile that places change points (docs/analysis.md)
@@ -124,21 +126,24 @@ def normality(x: np.ndarray, seed: int = 0) -> tuple[str | None, float | None]:
     return "shapiro", float(res.pvalue)
 
 
-def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1) -> SizeStats:
-    """Statistics of one size from its round-trip samples (ns)."""
+def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
+                   divisor: float = 2.0, bytes_factor: float = 1.0) -> SizeStats:
+    """Statistics of one size from its samples (ns).  Each sample / divisor is
+    the reported time (a ping-pong's round trip / 2 = one-way latency; see
+    units.py for the other patterns), during which bytes_factor * nbytes move."""
     rtt = np.asarray(samples_ns, dtype=np.float64)
     n = int(rtt.size)
     if n == 0:
         raise ValueError(f"size {nbytes}: no samples")
-    ow = np.sort(rtt) * 0.5
+    ow = np.sort(rtt) / divisor
     mean = float(ow.mean())
     std = float(ow.std(ddof=1)) if n > 1 else 0.0
     p5, q25, med, p95, p99 = (float(v) for v in np.percentile(ow, [5, 100 * LOCATION_Q, 50, 95, 99]))
     lcl, ucl = mean - 3 * std, mean + 3 * std
     outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
     test, p = normality(ow)
-    mean_rtt = 2 * mean
-    bw = nbytes / (mean_rtt / 2) * 1e3 if mean_rtt > 0 else float("nan")   # bytes/ns -> MB/s
+    mean_rtt = divisor * mean
+    bw = bytes_factor * nbytes / mean * 1e3 if mean > 0 else float("nan")   # bytes/ns -> MB/s
     return SizeStats(
         bytes=int(nbytes), n=n, batch=int(batch),
         min_ns=float(ow[0]), max_ns=float(ow[-1]), median_ns=med,
@@ -152,7 +157,9 @@ def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1) -> SizeS
 
 def summarise_run(run) -> list[SizeStats]:
     """Per-size statistics of a run, sizes ascending (repeated visits pooled)."""
-    return [summarise_size(b, s.samples_ns, s.batch) for b, s in run.sizes_by_bytes().items()]
+    m = run_meaning(run)
+    return [summarise_size(b, s.samples_ns, s.batch, m.divisor, m.bytes_factor)
+            for b, s in run.sizes_by_bytes().items()]
 
 
 def describe(values) -> dict:

@@ -1,0 +1,52 @@
+"""What one sample of each pattern means, so that every pattern's samples turn
+into comparable times and rates.
+
+A sample is always the time of one timed unit (a batch mean where batch > 1).
+`divisor` turns it into the time the statistics report; `bytes_factor` times the
+message size is what moves during that reported time:
+
+| pattern      | one sample is                         | reported time            | divisor | bytes_factor |
+|--------------|---------------------------------------|--------------------------|---------|--------------|
+| pingpong     | one round trip                        | one-way latency          | 2       | 1            |
+| overhead     | one send call + one receive call      | half an iteration        | 2       | 1            |
+| stream       | a window of W messages and its ack    | time per message         | W       | 1            |
+| bistream     | W messages each way at once           | time per message pair    | W       | 2            |
+| doublebuffer | receiving and summing two buffers     | time per buffer          | 2       | 1            |
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SampleMeaning:
+    pattern: str
+    divisor: float        # sample / divisor = the reported time
+    bytes_factor: float   # bytes moved in one reported time = bytes_factor * message size
+    time_label: str       # what the reported time is, for tables and plots
+    sample_label: str     # what one raw sample is
+
+
+def sample_meaning(pattern: str, params: dict | None = None) -> SampleMeaning:
+    """The meaning of a sample of `pattern` run with `params` (the run record's
+    `pattern_params`: the window for stream and bistream)."""
+    params = params or {}
+    if pattern in ("stream", "bistream"):
+        w = float(params.get("window") or 64)
+        if pattern == "stream":
+            return SampleMeaning(pattern, w, 1.0, "time per message", f"a window of {w:g} messages")
+        return SampleMeaning(pattern, w, 2.0, "time per message pair (both directions)",
+                             f"a window of {w:g} messages each way")
+    if pattern == "doublebuffer":
+        return SampleMeaning(pattern, 2.0, 1.0, "time per buffer (received and summed)",
+                             "two buffers received and summed")
+    if pattern == "overhead":
+        return SampleMeaning(pattern, 2.0, 1.0, "half an iteration (send call + receive call) ",
+                             "one send call and one receive call")
+    return SampleMeaning(pattern or "pingpong", 2.0, 1.0, "one-way latency (round trip / 2)", "one round trip")
+
+
+def run_meaning(run) -> SampleMeaning:
+    """The meaning of the samples of a loaded run (versus.load.Run)."""
+    rec = getattr(run, "record", {}) or {}
+    return sample_meaning(run.pattern, rec.get("pattern_params"))
