@@ -27,7 +27,8 @@ check("one-way latency, median" in dom, "the latency plot's axis label is text i
 check('id="methods"' in dom and "CLOCK_MONOTONIC" in dom, "the methods section lists the timer")
 check("UCX_TLS=tcp" in dom, "the methods section lists the library environment")
 check("Floor:" in dom and "shm" in dom, "the shm run is named as the floor")
-check(re.search(r"ucx-tcp is \d+(\.\d)? % ± \d+(\.\d)? % (faster|slower) than|no significant difference", dom)
+check(re.search(r"ucx-tcp is (\d+(\.\d)? % ± \d+(\.\d)? % |\d+(\.\d)? % |[\d.]+× )(faster|slower) "
+                r"(\(95 % CI [^)]*\) )?than|no significant difference", dom)
       is not None, "a comparative statement with its CI is shown")
 
 shot = os.path.join(out, "shot.png")
