@@ -91,8 +91,9 @@ def format_launch_spread(rows: list[dict]) -> str:
 
 
 def format_comparison(c: dict) -> str:
+    from .launches import method_words
     parts = [f"A = {c['a_label']}", f"B = {c['b_label']}",
-             f"one-way medians; ratio = A/B with 95 % bootstrap CI; Mann-Whitney U, "
+             f"{method_words(c['sizes'])}; "
              f"{c['adjust']}-adjusted, alpha {c['alpha']}; + A faster, - A slower, ~ no significant difference, "
              f"= no practical difference (under {c.get('min_effect', 0.02) * 100:g} %)"]
     rows = [[s["mark"], str(s["bytes"]), _f(s["median_a_us"]), _f(s["median_b_us"]),

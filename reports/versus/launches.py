@@ -192,3 +192,17 @@ def annotate_regimes(cmp) -> None:
             continue
         grp = [s for b, s in by_bytes.items() if r.from_bytes <= b <= r.to_bytes]
         r.text = f"{r.text}; {scope_words(grp)}"
+
+
+def method_words(sizes: list[dict]) -> str:
+    """How the sizes of a comparison (JSON form) were tested, for a table's legend."""
+    kinds = {s.get("inference", WITHIN) for s in sizes}
+    within = ("within one launch a side: one-way medians, ratio A/B with 95 % bootstrap CI, "
+              "Mann-Whitney U")
+    between = ("between launches: geometric means of launch medians, ratio A/B with 95 % CI and "
+               "p from Student's t (two-stage bootstrap SE, launch variance pooled over both sides)")
+    if kinds == {BETWEEN}:
+        return between
+    if kinds == {WITHIN} or not kinds:
+        return within
+    return f"{between}; sizes with one launch a side: {within}"

@@ -82,3 +82,14 @@ def test_a_launch_is_a_run_id_not_a_launch_index(make_run):
     c = compare_runs(two, again)
     assert all((s.launches_a, s.launches_b, s.inference) == (2, 1, BETWEEN) for s in c.sizes)
     assert c.launch_spread_a and not c.launch_spread_b
+
+
+def test_the_text_legend_names_the_inference_used(make_run):
+    from versus.console import format_comparison
+    model = synth.hockney(2000, 0.1)
+    a = [make_run(model, SIZES, seed=i, launch_id=i, name="a") for i in (0, 2)]
+    b = [make_run(model, SIZES, seed=i, launch_id=i, name="b") for i in (1, 3)]
+    text = format_comparison(compare_runs(a, b).to_dict())
+    assert "between launches" in text and "Mann-Whitney" not in text
+    text = format_comparison(compare_runs(a[:1], b[:1]).to_dict())
+    assert "within one launch a side" in text and "Mann-Whitney U" in text
