@@ -12,8 +12,9 @@ What each launch yields, made comparable:
   its sizes (-S all) and the smaller sizes before 8 B take the provider's
   connection set-up; versus measures 8 B and 1 MiB after its own warm-up.  From versus's
   JSONL (samples_ns are round trips, each the mean of `batch` consecutive
-  ones) the same statistic is the mean of the samples / 2; the median of its
-  samples / 2 is printed as well.
+  ones, with as many round trips per size as fi_pingpong's -I) the same
+  statistic is the mean of the samples / 2; the median of its samples / 2 is
+  printed as well.
   Bandwidth = bytes / one-way time (1 MB = 1e6 B), as fi_pingpong computes it.
 The table gives the median over rounds of each tool's per-launch figure, the
 ratio versus / native of those medians, and the same for the best round of
@@ -48,12 +49,16 @@ def free_port():
 
 def run_versus(a, prov, out):
     """One launch measuring both sizes; returns {bytes: {mean_us, median_us}}, provider, domain."""
+    # the same number of round trips per size as fi_pingpong's -I: batch K
+    # round trips per sample, iters / K samples (a longer window would catch
+    # more of the host's scheduling stalls and make the mean incomparable)
+    samples = str(-(-a.iters // a.batch))
     cmd = a.prefix + [a.versus, "--transport", "ofi", "--transport-opt", f"provider={prov}",
            "--transport-opt", f"api={a.api}", "--variant", a.variant,
            "--launch", "local", "-n", "2", "--cpus", a.cpus,
-           "--sizes", f"{LAT_BYTES},{BW_BYTES}", "--iterations", str(a.iters),
-           "--iterations-large", str(a.iters), "--warmup", str(a.warmup),
-           "--warmup-large", str(a.warmup), "--batch", a.batch,
+           "--sizes", f"{LAT_BYTES},{BW_BYTES}", "--iterations", samples,
+           "--iterations-large", samples, "--warmup", str(a.warmup),
+           "--warmup-large", str(a.warmup), "--batch", str(a.batch),
            "--timeout", "60", "--quiet", "--out", out]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     if p.returncode != 0:
@@ -133,8 +138,8 @@ def main():
     ap.add_argument("--variant", choices=["blocking", "nonblocking"], default="nonblocking",
                     help="versus variant (nonblocking pre-posts the receive, as fi_pingpong does)")
     ap.add_argument("--domain", default=None, help="domain for both tools (e.g. lo)")
-    ap.add_argument("--batch", default="auto",
-                    help="versus --batch: auto keeps its clock reads under 1 %% of a sample")
+    ap.add_argument("--batch", type=int, default=10,
+                    help="versus round trips per sample (clock reads stay a small share of a sample)")
     ap.add_argument("--keep", default=None, help="keep versus JSONL files in this directory")
     ap.add_argument("--nice", type=int, default=None,
                     help="run both tools under `nice -n N` (e.g. -20 on a host busy with other work)")
