@@ -9,6 +9,8 @@
 
 #include <versus/transport.h>
 
+#include "vs_matchq.h"
+
 #ifndef VS_SHM_VERSION
 #define VS_SHM_VERSION "1"
 #endif
@@ -57,10 +59,9 @@ typedef struct shm_req shm_req_t;
 
 /* A large message in staging order (the staging area is one stream). */
 typedef struct shm_large {
-    struct shm_large *next;
+    vs_matchq_link_t link; /* in its peer's staging-order queue */
     shm_req_t *req;        /* receiver, or NULL while unexpected */
     unsigned char *buf;    /* where the payload goes when req is NULL (buffered) */
-    uint64_t tag;
     size_t len, done;
     int buffering;         /* unexpected and drained into buf */
     int discard;           /* its receive was too short: drained and dropped */
@@ -69,21 +70,19 @@ typedef struct shm_large {
 
 /* An arrival nobody asked for yet. */
 typedef struct shm_unexp {
-    struct shm_unexp *next;
-    uint64_t tag;
+    vs_matchq_link_t link; /* tag and place among its peer's arrivals */
     size_t len;
     shm_large_t *large;    /* large message: its staging entry; else payload below */
     unsigned char data[];
 } shm_unexp_t;
 
 struct shm_req {
+    vs_matchq_link_t link; /* tag; place in a send queue or among posted receives */
     int kind, done, err, peer;
-    uint64_t tag;
     unsigned char *buf;
     size_t len;            /* send: message length; recv: capacity */
     size_t off;            /* send: payload bytes in staging */
     int hdr_sent;          /* large send: header is in the ring */
-    shm_req_t *next;
     shm_large_t large;     /* large receive matched on arrival */
 };
 _Static_assert(sizeof(shm_req_t) <= VS_REQ_BYTES, "request fits core's storage");
@@ -95,15 +94,15 @@ typedef struct shm_peer {
     shm_line_t *tx_ring;
     unsigned char *tx_stage;
     uint64_t tx_tail, tx_head_seen, tx_filled, tx_drained_seen;
-    shm_req_t *sendq, *sendq_tail;
+    vs_matchq_t sendq;     /* shm_req_t: sends not yet fully written */
     /* peer -> me */
     shm_ctrl_t *rx_ctrl;
     shm_line_t *rx_ring;
     const unsigned char *rx_stage;
     uint64_t rx_head, rx_drained, rx_filled_seen;
-    shm_req_t *posted, *posted_tail;
-    shm_unexp_t *unexp, *unexp_tail;
-    shm_large_t *large, *large_tail;
+    vs_matchq_t posted;    /* shm_req_t: receives waiting for a message */
+    vs_matchq_t unexp;     /* shm_unexp_t: messages waiting for a receive */
+    vs_matchq_t large;     /* shm_large_t: large messages in staging order */
 } shm_peer_t;
 
 struct vs_transport {

@@ -14,20 +14,22 @@
 
 #include "shm.h"
 
+#define REQ_OF(l) VS_MATCHQ_ENTRY(l, shm_req_t, link)
+#define UNEXP_OF(l) VS_MATCHQ_ENTRY(l, shm_unexp_t, link)
+#define LARGE_OF(l) VS_MATCHQ_ENTRY(l, shm_large_t, link)
+
 void shm_peer_lists_free(shm_peer_t *p)
 {
-    while (p->unexp) {
-        shm_unexp_t *u = p->unexp;
-        p->unexp = u->next;
+    shm_unexp_t *u;
+    while ((u = UNEXP_OF(vs_matchq_pop(&p->unexp)))) {
         if (u->large && u->large->buffering && u->large->done == u->large->len) {
             free(u->large->buf); /* buffered completely: no longer in the staging list */
             free(u->large);
         }
         free(u);
     }
-    while (p->large) {
-        shm_large_t *l = p->large;
-        p->large = l->next;
+    shm_large_t *l;
+    while ((l = LARGE_OF(vs_matchq_pop(&p->large)))) {
         if (l->heap) {
             free(l->buf);
             free(l);
@@ -88,14 +90,14 @@ static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
         if (!l)
             return 0;
         memcpy(l->data, r->buf, r->len);
-        ring_publish(t, p, l, REC_EAGER, r->tag, r->len, n);
+        ring_publish(t, p, l, REC_EAGER, r->link.tag, r->len, n);
         return 1;
     }
     if (!r->hdr_sent) {
         shm_line_t *l = ring_reserve(t, p, 1);
         if (!l)
             return 0;
-        ring_publish(t, p, l, REC_LARGE, r->tag, r->len, 1);
+        ring_publish(t, p, l, REC_LARGE, r->link.tag, r->len, 1);
         r->hdr_sent = 1;
     }
     while (r->off < r->len) {
@@ -115,11 +117,8 @@ static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
 
 static void send_queue_progress(vs_transport_t *t, shm_peer_t *p)
 {
-    while (p->sendq && send_step(t, p, p->sendq)) {
-        shm_req_t *r = p->sendq;
-        p->sendq = r->next;
-        r->done = 1;
-    }
+    while (p->sendq.head && send_step(t, p, REQ_OF(p->sendq.head)))
+        REQ_OF(vs_matchq_pop(&p->sendq))->done = 1;
 }
 
 static int check_peer(vs_transport_t *t, int peer, size_t len)
@@ -142,17 +141,13 @@ int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, 
     if (rc)
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
-    *r = (shm_req_t){.kind = REQ_SEND, .peer = peer, .tag = tag, .buf = mem->addr, .len = len};
+    *r = (shm_req_t){.link.tag = tag, .kind = REQ_SEND, .peer = peer, .buf = mem->addr, .len = len};
     shm_peer_t *p = &t->peers[peer];
-    if (!p->sendq && send_step(t, p, r)) {
+    if (!p->sendq.head && send_step(t, p, r)) {
         r->done = 1;
         return 0;
     }
-    if (p->sendq)
-        p->sendq_tail->next = r;
-    else
-        p->sendq = r;
-    p->sendq_tail = r;
+    vs_matchq_push(&p->sendq, &r->link);
     return 0;
 }
 
@@ -167,48 +162,16 @@ static void recv_too_short(vs_transport_t *t, shm_req_t *r, int peer, uint64_t t
     r->done = 1;
 }
 
-static shm_req_t *posted_take(shm_peer_t *p, uint64_t tag)
-{
-    shm_req_t *prev = NULL;
-    for (shm_req_t *r = p->posted; r; prev = r, r = r->next) {
-        if (r->tag != tag)
-            continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            p->posted = r->next;
-        if (p->posted_tail == r)
-            p->posted_tail = prev;
-        r->next = NULL;
-        return r;
-    }
-    return NULL;
-}
-
 static int unexp_add(shm_peer_t *p, uint64_t tag, size_t len, const void *data, shm_large_t *large)
 {
     shm_unexp_t *u = malloc(sizeof *u + (large ? 0 : len));
     if (!u)
         return -ENOMEM;
-    *u = (shm_unexp_t){.tag = tag, .len = len, .large = large};
+    *u = (shm_unexp_t){.link.tag = tag, .len = len, .large = large};
     if (!large)
         memcpy(u->data, data, len);
-    if (p->unexp)
-        p->unexp_tail->next = u;
-    else
-        p->unexp = u;
-    p->unexp_tail = u;
+    vs_matchq_push(&p->unexp, &u->link);
     return 0;
-}
-
-static void large_append(shm_peer_t *p, shm_large_t *l)
-{
-    l->next = NULL;
-    if (p->large)
-        p->large_tail->next = l;
-    else
-        p->large = l;
-    p->large_tail = l;
 }
 
 /* Read what the peer put in the ring. */
@@ -220,7 +183,7 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
             return 0;
         size_t len = l->len;
         if (l->kind == REC_EAGER) {
-            shm_req_t *r = posted_take(p, l->tag);
+            shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
             if (r && len <= r->len) {
                 if (len)
                     memcpy(r->buf, l->data, len);
@@ -232,20 +195,20 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
                 return -ENOMEM;
             }
         } else if (l->kind == REC_LARGE) {
-            shm_req_t *r = posted_take(p, l->tag);
+            shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
             int fits = r && len <= r->len;
             shm_large_t *lg = fits ? &r->large : calloc(1, sizeof *lg);
             if (!lg)
                 return -ENOMEM;
-            *lg = (shm_large_t){.req = fits ? r : NULL, .tag = l->tag, .len = len, .discard = r && !fits,
-                                .heap = !fits};
+            *lg = (shm_large_t){.link.tag = l->tag, .req = fits ? r : NULL, .len = len,
+                                .discard = r && !fits, .heap = !fits};
             if (r && !fits)
                 recv_too_short(t, r, peer, l->tag, len); /* fails now; the payload is dropped */
             if (!r && unexp_add(p, l->tag, len, NULL, lg)) {
                 free(lg);
                 return -ENOMEM;
             }
-            large_append(p, lg);
+            vs_matchq_push(&p->large, &lg->link);
         } else if (l->kind != REC_WRAP) {
             ERR(t, "corrupt record in the ring from rank %d", peer);
             return -EPROTO;
@@ -259,12 +222,12 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
  * slots unless a later one is already wanted, then it is buffered. */
 static int staging_progress(vs_transport_t *t, shm_peer_t *p)
 {
-    while (p->large) {
-        shm_large_t *l = p->large;
+    while (p->large.head) {
+        shm_large_t *l = LARGE_OF(p->large.head);
         if (!l->req && !l->buffering && !l->discard) {
             int wanted = 0;
-            for (shm_large_t *q = l->next; q && !wanted; q = q->next)
-                wanted = q->req != NULL;
+            for (vs_matchq_link_t *q = l->link.next; q && !wanted; q = q->next)
+                wanted = LARGE_OF(q)->req != NULL;
             if (!wanted)
                 return 0;
             if (!(l->buf = malloc(l->len ? l->len : 1)))
@@ -285,7 +248,7 @@ static int staging_progress(vs_transport_t *t, shm_peer_t *p)
             p->rx_drained++;
             __atomic_store_n(&p->rx_ctrl->stage_drained, p->rx_drained, __ATOMIC_RELEASE);
         }
-        p->large = l->next;
+        vs_matchq_pop(&p->large);
         if (l->req)
             l->req->done = 1;
         if (l->discard || (l->req && l->heap))
@@ -336,11 +299,11 @@ int shm_progress(vs_transport_t *t)
             continue;
         shm_peer_t *p = &t->peers[r];
         int rc = ring_progress(t, r, p);
-        if (!rc && p->large)
+        if (!rc && p->large.head)
             rc = staging_progress(t, p);
         if (rc)
             return rc;
-        if (p->sendq)
+        if (p->sendq.head)
             send_queue_progress(t, p);
     }
     if ((++t->polls & SHM_LIVENESS_MASK) == 0)
@@ -355,18 +318,10 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
     if (rc)
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
-    *r = (shm_req_t){.kind = REQ_RECV, .peer = peer, .tag = tag, .buf = mem->addr, .len = len};
+    *r = (shm_req_t){.link.tag = tag, .kind = REQ_RECV, .peer = peer, .buf = mem->addr, .len = len};
     shm_peer_t *p = &t->peers[peer];
-    shm_unexp_t *prev = NULL, *u = p->unexp;
-    for (; u && u->tag != tag; prev = u, u = u->next)
-        ;
+    shm_unexp_t *u = UNEXP_OF(vs_matchq_take(&p->unexp, tag));
     if (u) {
-        if (prev)
-            prev->next = u->next;
-        else
-            p->unexp = u->next;
-        if (p->unexp_tail == u)
-            p->unexp_tail = prev;
         shm_large_t *l = u->large;
         size_t mlen = l ? l->len : u->len;
         if (mlen > len) {
@@ -376,8 +331,8 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
                 free(l);
             } else if (l) {
                 free(l->buf);
-                *l = (shm_large_t){.next = l->next, .tag = l->tag, .len = l->len, .done = l->done,
-                                   .discard = 1, .heap = 1};
+                *l = (shm_large_t){.link = l->link, .len = l->len, .done = l->done, .discard = 1,
+                                   .heap = 1};
             }
         } else if (!l) {
             if (mlen)
@@ -400,11 +355,7 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
         free(u);
         return r->done ? 0 : staging_progress(t, p);
     }
-    if (p->posted)
-        p->posted_tail->next = r;
-    else
-        p->posted = r;
-    p->posted_tail = r;
+    vs_matchq_push(&p->posted, &r->link);
     return ring_progress(t, peer, p);
 }
 

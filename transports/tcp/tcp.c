@@ -118,11 +118,9 @@ static void tcp_close(vs_transport_t *t)
         tcp_peer_t *p = &t->peers[r];
         if (p->fd >= 0)
             close(p->fd);
-        while (p->unexp) {
-            tcp_unexp_t *u = p->unexp;
-            p->unexp = u->next;
-            free(u);
-        }
+        vs_matchq_link_t *l;
+        while ((l = vs_matchq_pop(&p->unexp)))
+            free(VS_MATCHQ_ENTRY(l, tcp_unexp_t, link));
         free(p->rx);
     }
     free(t->peers);

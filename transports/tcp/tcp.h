@@ -9,6 +9,8 @@
 
 #include <versus/transport.h>
 
+#include "vs_matchq.h"
+
 #define TCP_RXBUF (64 * 1024)
 #define TCP_HDR_READ 4096 /* first read when a long receive is posted */
 #define TCP_ACCEPT_TIMEOUT_MS 60000
@@ -35,22 +37,20 @@ static inline size_t tcp_pad_after(uint64_t hdr_pos)
 
 typedef struct tcp_req tcp_req_t;
 struct tcp_req {
+    vs_matchq_link_t link; /* tag; place in a send queue or among posted receives */
     int kind, done, err, peer;
-    uint64_t tag;
     unsigned char *buf;
     size_t len;       /* send: message length; recv: capacity */
     size_t off;       /* send: bytes of header + pad + payload written */
     size_t pad;       /* send: pad bytes after the header (set when it starts) */
     int started;      /* send: its first byte went out, pad is fixed */
     tcp_hdr_t hdr;    /* send: the header being written */
-    tcp_req_t *next;
 };
 _Static_assert(sizeof(tcp_req_t) <= VS_REQ_BYTES, "request fits core's storage");
 
 /* An arrival nobody asked for yet (payload kept here). */
 typedef struct tcp_unexp {
-    struct tcp_unexp *next;
-    uint64_t tag;
+    vs_matchq_link_t link; /* tag and place among its peer's arrivals */
     size_t len, got;
     tcp_req_t *req;   /* a receive that matched it while its payload was still arriving */
     int dropped;      /* matched by a receive too short for it: drained, then freed */
@@ -59,9 +59,9 @@ typedef struct tcp_unexp {
 
 typedef struct tcp_peer {
     int fd;
-    tcp_req_t *sendq, *sendq_tail;
-    tcp_req_t *posted, *posted_tail;
-    tcp_unexp_t *unexp, *unexp_tail;
+    vs_matchq_t sendq;          /* tcp_req_t: sends not yet fully written */
+    vs_matchq_t posted;         /* tcp_req_t: receives waiting for a message */
+    vs_matchq_t unexp;          /* tcp_unexp_t: messages waiting for a receive */
     /* incoming stream */
     uint64_t tx_stream;         /* bytes written to this peer so far */
     uint64_t rx_stream;         /* bytes consumed from this peer so far */

@@ -12,6 +12,9 @@
 
 #include "tcp.h"
 
+#define REQ_OF(l) VS_MATCHQ_ENTRY(l, tcp_req_t, link)
+#define UNEXP_OF(l) VS_MATCHQ_ENTRY(l, tcp_unexp_t, link)
+
 /* ---- sending ------------------------------------------------------------ */
 
 static const unsigned char tcp_zeros[TCP_ALIGN];
@@ -59,12 +62,12 @@ static int send_step(vs_transport_t *t, tcp_peer_t *p, tcp_req_t *r, int flags)
 
 static int send_queue_progress(vs_transport_t *t, tcp_peer_t *p)
 {
-    while (p->sendq) {
-        tcp_req_t *r = p->sendq;
+    while (p->sendq.head) {
+        tcp_req_t *r = REQ_OF(p->sendq.head);
         int rc = send_step(t, p, r, MSG_DONTWAIT);
         if (rc <= 0)
             return rc;
-        p->sendq = r->next;
+        vs_matchq_pop(&p->sendq);
         r->done = 1;
     }
     return 0;
@@ -81,7 +84,7 @@ static int check_peer(vs_transport_t *t, int peer)
 
 static void send_init(tcp_req_t *r, const vs_mem_t *mem, size_t len, int peer, uint64_t tag)
 {
-    *r = (tcp_req_t){.kind = REQ_SEND, .peer = peer, .tag = tag, .buf = mem->addr, .len = len,
+    *r = (tcp_req_t){.link.tag = tag, .kind = REQ_SEND, .peer = peer, .buf = mem->addr, .len = len,
                      .hdr = {.tag = tag, .len = len}};
 }
 
@@ -94,7 +97,7 @@ int tcp_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, 
     tcp_req_t *r = (tcp_req_t *)req->opaque;
     send_init(r, mem, len, peer, tag);
     tcp_peer_t *p = &t->peers[peer];
-    if (!p->sendq) {
+    if (!p->sendq.head) {
         rc = send_step(t, p, r, MSG_DONTWAIT);
         if (rc < 0)
             return rc;
@@ -103,33 +106,11 @@ int tcp_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, 
             return 0;
         }
     }
-    if (p->sendq)
-        p->sendq_tail->next = r;
-    else
-        p->sendq = r;
-    p->sendq_tail = r;
+    vs_matchq_push(&p->sendq, &r->link);
     return 0;
 }
 
 /* ---- receiving ---------------------------------------------------------- */
-
-static tcp_req_t *posted_take(tcp_peer_t *p, uint64_t tag)
-{
-    tcp_req_t *prev = NULL;
-    for (tcp_req_t *r = p->posted; r; prev = r, r = r->next) {
-        if (r->tag != tag)
-            continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            p->posted = r->next;
-        if (p->posted_tail == r)
-            p->posted_tail = prev;
-        r->next = NULL;
-        return r;
-    }
-    return NULL;
-}
 
 static void too_short(vs_transport_t *t, tcp_req_t *r, uint64_t tag, size_t len)
 {
@@ -142,7 +123,7 @@ static void too_short(vs_transport_t *t, tcp_req_t *r, uint64_t tag, size_t len)
 /* A header is complete: decide where its payload goes. */
 static int on_header(vs_transport_t *t, tcp_peer_t *p)
 {
-    tcp_req_t *r = posted_take(p, p->hdr.tag);
+    tcp_req_t *r = REQ_OF(vs_matchq_take(&p->posted, p->hdr.tag));
     p->in_payload = 1;
     p->skip = tcp_pad_after(p->rx_stream - sizeof p->hdr);
     p->need = p->hdr.len;
@@ -165,12 +146,8 @@ static int on_header(vs_transport_t *t, tcp_peer_t *p)
             ERR(t, "out of memory for an unexpected %" PRIu64 " B message", p->hdr.len);
             return -ENOMEM;
         }
-        *u = (tcp_unexp_t){.tag = p->hdr.tag, .len = p->hdr.len};
-        if (p->unexp)
-            p->unexp_tail->next = u;
-        else
-            p->unexp = u;
-        p->unexp_tail = u;
+        *u = (tcp_unexp_t){.link.tag = p->hdr.tag, .len = p->hdr.len};
+        vs_matchq_push(&p->unexp, &u->link);
         p->dst = u->data;
         p->dst_unexp = u;
     }
@@ -179,15 +156,7 @@ static int on_header(vs_transport_t *t, tcp_peer_t *p)
 
 static void unexp_remove(tcp_peer_t *p, tcp_unexp_t *u)
 {
-    tcp_unexp_t *prev = NULL;
-    for (tcp_unexp_t *q = p->unexp; q && q != u; q = q->next)
-        prev = q;
-    if (prev)
-        prev->next = u->next;
-    else
-        p->unexp = u->next;
-    if (p->unexp_tail == u)
-        p->unexp_tail = prev;
+    vs_matchq_remove(&p->unexp, &u->link);
     free(u);
 }
 
@@ -270,7 +239,7 @@ static int rx_progress(vs_transport_t *t, int peer, tcp_peer_t *p, const int *un
             /* land bytes at their stream offset modulo TCP_ALIGN: aligned copies */
             p->rx_pos = p->rx_end = (size_t)(p->rx_stream % TCP_ALIGN);
             want = TCP_RXBUF;
-            if (!p->in_payload && p->posted && p->posted->len >= TCP_RXBUF)
+            if (!p->in_payload && p->posted.head && REQ_OF(p->posted.head)->len >= TCP_RXBUF)
                 want = TCP_HDR_READ; /* a long receive waits: take its header, then read in place */
             k = recv(p->fd, p->rx + p->rx_pos, want, flags);
         }
@@ -312,7 +281,7 @@ int tcp_progress(vs_transport_t *t)
         if (r == t->rank)
             continue;
         tcp_peer_t *p = &t->peers[r];
-        int rc = p->sendq ? send_queue_progress(t, p) : 0;
+        int rc = p->sendq.head ? send_queue_progress(t, p) : 0;
         if (!rc)
             rc = rx_progress(t, r, p, NULL);
         if (rc)
@@ -323,17 +292,13 @@ int tcp_progress(vs_transport_t *t)
 
 static int recv_init(vs_transport_t *t, tcp_req_t *r, vs_mem_t *mem, size_t len, int peer, uint64_t tag)
 {
-    *r = (tcp_req_t){.kind = REQ_RECV, .peer = peer, .tag = tag, .buf = mem->addr, .len = len};
+    *r = (tcp_req_t){.link.tag = tag, .kind = REQ_RECV, .peer = peer, .buf = mem->addr, .len = len};
     tcp_peer_t *p = &t->peers[peer];
-    tcp_unexp_t *u = p->unexp;
-    for (; u && (u->tag != tag || u->req || u->dropped); u = u->next)
+    tcp_unexp_t *u = UNEXP_OF(p->unexp.head);
+    for (; u && (u->link.tag != tag || u->req || u->dropped); u = UNEXP_OF(u->link.next))
         ;
     if (!u) {
-        if (p->posted)
-            p->posted_tail->next = r;
-        else
-            p->posted = r;
-        p->posted_tail = r;
+        vs_matchq_push(&p->posted, &r->link);
         return 0;
     }
     if (u->len > len) {
@@ -385,7 +350,7 @@ static int wait_ready(vs_transport_t *t)
         if (r == t->rank)
             continue;
         tcp_peer_t *p = &t->peers[r];
-        pf[n++] = (struct pollfd){.fd = p->fd, .events = (short)(POLLIN | (p->sendq ? POLLOUT : 0))};
+        pf[n++] = (struct pollfd){.fd = p->fd, .events = (short)(POLLIN | (p->sendq.head ? POLLOUT : 0))};
     }
     if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR) {
         int e = errno;
@@ -407,7 +372,7 @@ int tcp_wait(vs_transport_t *t, vs_req_t *req)
 static int any_send_pending(vs_transport_t *t)
 {
     for (int r = 0; r < t->size; r++)
-        if (r != t->rank && t->peers[r].sendq)
+        if (r != t->rank && t->peers[r].sendq.head)
             return 1;
     return 0;
 }
@@ -421,7 +386,7 @@ int tcp_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint6
     int rc = check_peer(t, peer);
     if (rc)
         return rc;
-    if (t->mode == MODE_POLL || t->peers[peer].sendq) {
+    if (t->mode == MODE_POLL || t->peers[peer].sendq.head) {
         if ((rc = tcp_post_send(t, mem, len, peer, tag, &req)))
             return rc;
         return tcp_wait(t, &req);
