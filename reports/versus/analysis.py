@@ -14,6 +14,7 @@ from .load import Run, group_launches
 from .stats import SizeStats, summarise_run
 from .transitions import Staircase, Transition, attribute, classify, find_staircases
 from .compare import launch_spread
+from .units import run_meaning
 
 PEAK_AGREEMENT = 0.8       # fitted asymptotic bandwidth below 0.8 x the measured peak: disagree
 
@@ -26,6 +27,8 @@ class Analysis:
     transitions: list[Transition] = field(default_factory=list)
     staircases: list[Staircase] = field(default_factory=list)
     unmatched_thresholds: list[dict] = field(default_factory=list)
+    invalid_bytes: list[int] = field(default_factory=list)     # sizes whose payload check failed
+    invalid_included: bool = False                             # ... and were fitted anyway
 
     def to_dict(self) -> dict:
         r = self.run
@@ -41,12 +44,15 @@ class Analysis:
                                                 "options", "thresholds")},
             "pattern": r.pattern,
             "pattern_params": r.record.get("pattern_params"),
+            "time_label": run_meaning(r).time_label,
             "variant": r.variant,
             "hosts": r.record.get("hosts"),
             "sizes": [s.to_dict() for s in self.sizes],
+            "invalid_sizes": {"bytes": list(self.invalid_bytes), "included": self.invalid_included,
+                              "note": invalid_note(self.invalid_bytes, self.invalid_included)},
             "fit": None if self.fit is None else {
-                "model": "T(n) = s + r*n per regime through one-way medians; regime boundaries "
-                         "placed on lower quartiles (penalised segmented least squares)",
+                "model": f"T(n) = s + r*n per regime through medians of the {run_meaning(r).time_label}; "
+                         "regime boundaries placed on lower quartiles (penalised segmented least squares)",
                 "relative_noise": self.fit.rel_noise,
                 "relative_noise_lower_quartile": self.fit.locator.rel_noise,
                 "penalty": self.fit.penalty,
@@ -68,7 +74,8 @@ class Analysis:
         lower quartiles (the unloaded path, steadier on a few noisy sizes) is
         given beside it."""
         peak = max(((s.bandwidth_MBps, s.bytes) for s in self.sizes
-                    if s.bytes > 0 and np.isfinite(s.bandwidth_MBps)), default=(None, None))
+                    if s.bytes > 0 and np.isfinite(s.bandwidth_MBps)
+                    and (self.invalid_included or s.valid is not False)), default=(None, None))
         last = self.fit.regimes[-1].summary() if self.fit and self.fit.regimes else None
         fitted = last["bandwidth_MBps"] if last else None
         ratio = fitted / peak[0] if fitted and peak[0] else None
@@ -91,12 +98,28 @@ def _transition_json(t: Transition) -> dict:
     return d
 
 
-def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None) -> Analysis:
-    """Statistics, segmented fit and attributed transitions of one run."""
+def invalid_note(invalid: list[int], included: bool) -> str:
+    """What happened to the sizes whose payload check failed, for a reader."""
+    if not invalid:
+        return ""
+    where = ", ".join(str(b) for b in invalid)
+    if included:
+        return (f"payload check failed at {len(invalid)} size(s) ({where} B); "
+                "kept in fits and comparisons as asked (--include-invalid)")
+    return (f"payload check failed at {len(invalid)} size(s) ({where} B): their statistics are shown "
+            "but they are left out of fits, peak bandwidth and comparisons (--include-invalid keeps them)")
+
+
+def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
+                include_invalid: bool = False) -> Analysis:
+    """Statistics, segmented fit and attributed transitions of one run.  Sizes
+    whose payload check failed keep their statistics but are left out of the
+    fit unless include_invalid."""
     sizes = summarise_run(run)
-    pts = [s for s in sizes if s.bytes >= min_bytes]
+    invalid = [s.bytes for s in sizes if s.valid is False]
+    pts = [s for s in sizes if s.bytes >= min_bytes and (include_invalid or s.valid is not False)]
     if len(pts) < 2:
-        return Analysis(run, sizes, None)
+        return Analysis(run, sizes, None, invalid_bytes=invalid, invalid_included=include_invalid)
     x = np.array([s.bytes for s in pts], dtype=np.float64)
     y = np.array([s.median_ns for s in pts])
     se = np.array([s.median_se_ns for s in pts])
@@ -106,12 +129,13 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None) -> A
     trans = classify(fit)
     stairs = find_staircases(trans)
     unmatched = attribute(trans, run.thresholds, stairs)
-    return Analysis(run, sizes, fit, trans, stairs, unmatched)
+    return Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
 
 
-def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None = None) -> dict:
+def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None = None,
+                     include_invalid: bool = False) -> dict:
     """The `versus summary --json` document."""
-    analyses = [analyse_run(r, min_bytes, penalty) for r in runs]
+    analyses = [analyse_run(r, min_bytes, penalty, include_invalid) for r in runs]
     groups = [g for g in group_launches(runs) if len({r.launch_id for r in g}) > 1]
     return {
         "versus_analysis": __version__,

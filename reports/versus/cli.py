@@ -13,7 +13,8 @@ def _cmd_summary(args) -> int:
     from .analysis import summary_document
     from .console import format_summary
     from .export import dumps
-    doc = summary_document(load_files(args.results), min_bytes=args.min_bytes, penalty=args.penalty)
+    doc = summary_document(load_files(args.results), min_bytes=args.min_bytes, penalty=args.penalty,
+                           include_invalid=args.include_invalid)
     print(dumps(doc) if args.json else format_summary(doc))
     return 0
 
@@ -25,7 +26,7 @@ def _cmd_compare(args) -> int:
     a = load_files(args.a.split(","))
     b = load_files(args.b.split(","))
     c = compare_runs(a, b, alpha=args.alpha, adjust=args.adjust, seed=args.seed,
-                     min_effect=args.min_effect / 100).to_dict()
+                     min_effect=args.min_effect / 100, include_invalid=args.include_invalid).to_dict()
     print(dumps(c) if args.json else format_comparison(jsonable(c)))
     return 0
 
@@ -39,6 +40,12 @@ def _cmd_tables(args) -> int:
     return 0
 
 
+def add_include_invalid(p) -> None:
+    p.add_argument("--include-invalid", action="store_true",
+                   help="keep sizes whose payload check failed (valid: false) in fits and comparisons "
+                        "(default: shown, marked, left out)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="versus", description="Analyse versus benchmark results (JSON Lines).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -47,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the analysis as JSON (docs/analysis.md)")
     s.add_argument("--min-bytes", type=int, default=0, help="fit only sizes >= this")
     s.add_argument("--penalty", type=float, default=None, help="penalty per regime (default: BIC, 3 ln m)")
+    add_include_invalid(s)
     s.set_defaults(func=_cmd_summary)
     c = sub.add_parser("compare", help="compare A against B size by size")
     c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated)")
@@ -59,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--min-effect", type=float, default=2.0, metavar="PCT",
                    help="a significant difference smaller than this (%%, default 2) is marked '=', "
                         "no practical difference")
+    add_include_invalid(c)
     c.set_defaults(func=_cmd_compare)
     t = sub.add_parser("tables", help="the seed-study tables (variants, run statistics, control limits)")
     t.add_argument("results", nargs="+", metavar="RESULTS.jsonl")

@@ -1,6 +1,7 @@
 """Comparing two configurations (A and B) size by size, and launch-to-launch spread.
 
-Per common size: ratio of one-way medians A/B with a bootstrap 95 % CI (the
+Per common size: ratio of medians A/B of the reported time (one-way for a
+ping-pong, units.py) with a bootstrap 95 % CI (the
 bootstrap distribution of each median is drawn exactly from its order
 statistics, see stats.bootstrap_median_draws), a two-sided Mann-Whitney U
 test, p-values adjusted over the sizes (Holm by default, or
@@ -37,7 +38,7 @@ class SizeComparison:
     n_b: int
     median_a_us: float
     median_b_us: float
-    ratio: float                   # median A / median B (one-way times)
+    ratio: float                   # median A / median B (reported times, units.py)
     ratio_ci: list[float]
     p_value: float                 # Mann-Whitney U, two-sided
     p_adjusted: float
@@ -73,6 +74,11 @@ class Comparison:
     launch_spread_b: list[dict] = field(default_factory=list)
     only_a: list[int] = field(default_factory=list)
     only_b: list[int] = field(default_factory=list)
+    # sizes left out because a launch's payload check failed there (--include-invalid keeps them)
+    invalid_a: list[int] = field(default_factory=list)
+    invalid_b: list[int] = field(default_factory=list)
+    invalid_included: bool = False
+    time_label: str = "one-way latency (round trip / 2)"    # what the compared times are (units.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -100,12 +106,14 @@ def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
     return out
 
 
-def pooled_one_way(runs: list[Run]) -> dict[int, np.ndarray]:
-    """Sorted one-way samples (ns) per size, pooled over the launches given."""
+def pooled_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[int, np.ndarray]:
+    """Sorted samples per size in ns of the reported time (one-way for a
+    ping-pong, units.py), pooled over the launches given; sizes in `skip` left out."""
     pool: dict[int, list[np.ndarray]] = {}
     for r in runs:
         for b, s in r.sizes_by_bytes().items():
-            pool.setdefault(b, []).append(s.samples_ns)
+            if b not in skip:
+                pool.setdefault(b, []).append(s.samples_ns)
     div = run_meaning(runs[0]).divisor if runs else 2.0
     return {b: np.sort(np.concatenate(v).astype(np.float64)) / div for b, v in sorted(pool.items())}
 
@@ -133,22 +141,30 @@ def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
 
 def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                  adjust: str = "holm", seed: int = 0, draws: int = 2000,
-                 min_effect: float = MIN_EFFECT) -> Comparison:
+                 min_effect: float = MIN_EFFECT, include_invalid: bool = False) -> Comparison:
     """Compare A against B (each: one run or several launches of one configuration).
-    min_effect: relative difference below which a significant size is marked '='."""
+    min_effect: relative difference below which a significant size is marked '='.
+    A size where any launch of a side failed its payload check is left out of
+    the comparison (and listed in invalid_a / invalid_b) unless include_invalid."""
     if not 0 <= min_effect < 1:
         raise ValueError(f"minimum effect {min_effect} is not a fraction in [0, 1)")
     check_comparable(a_runs + b_runs)
     check_same_configuration(a_runs)
     check_same_configuration(b_runs)
     rng = np.random.default_rng(seed)
-    pa, pb = pooled_one_way(a_runs), pooled_one_way(b_runs)
-    common = sorted(set(pa) & set(pb))
+    inv_a = sorted({b for r in a_runs for b in r.invalid_bytes()})
+    inv_b = sorted({b for r in b_runs for b in r.invalid_bytes()})
+    skip_a, skip_b = (set(), set()) if include_invalid else (set(inv_a), set(inv_b))
+    pa, pb = pooled_one_way(a_runs, skip_a), pooled_one_way(b_runs, skip_b)
+    common = sorted(set(pa) & set(pb) - skip_a - skip_b)
     cmp = Comparison(_side_label(a_runs), _side_label(b_runs), alpha, adjust, min_effect,
-                     only_a=sorted(set(pa) - set(pb)), only_b=sorted(set(pb) - set(pa)))
+                     only_a=sorted(set(pa) - set(pb) - skip_b), only_b=sorted(set(pb) - set(pa) - skip_a),
+                     invalid_a=inv_a, invalid_b=inv_b, invalid_included=include_invalid,
+                     time_label=run_meaning(a_runs[0]).time_label)
     # one launch a side: within-launch inference; several: between launches (launches.py)
-    from .launches import annotate_regimes, count_launches, infer_size, launch_one_way, with_inference
-    la, lb = launch_one_way(a_runs), launch_one_way(b_runs)
+    from .launches import (annotate_regimes, count_launches, infer_size, launch_log_medians, launch_one_way,
+                           regime_between, with_inference)
+    la, lb = launch_one_way(a_runs, skip_a), launch_one_way(b_runs, skip_b)
     rows = [(b, infer_size(la[b], lb[b], rng, draws)) for b in common]
     padj = adjust_pvalues([r.p for _, r in rows], adjust)
     for (b, r), pj in zip(rows, padj):
@@ -160,7 +176,14 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
         cmp.sizes.append(with_inference(SizeComparison(b, int(pa[b].size), int(pb[b].size),
                                                        r.median_a_ns / 1e3, r.median_b_ns / 1e3,
                                                        ratio, ci, r.p, float(pj), mark), r))
-    cmp.regimes = regime_statements(cmp)
+    ya, yb = launch_log_medians(a_runs, skip_a), launch_log_medians(b_runs, skip_b)
+
+    def regime_ratio(grp):
+        """Between-launch sizes: the launch as the unit over the whole regime."""
+        if any(getattr(g, "inference", None) == "between-launch" for g in grp):
+            return regime_between(ya, yb, [g.bytes for g in grp])
+        return None
+    cmp.regimes = regime_statements(cmp, regime_ratio)
     annotate_regimes(cmp)
     if count_launches(a_runs) > 1:
         cmp.launch_spread_a = launch_spread(a_runs)
@@ -215,7 +238,14 @@ def split_by_ratio(grp: list[SizeComparison], sigmas: float = SPLIT_SIGMAS) -> l
     return rec(0, len(grp))
 
 
-def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
+def regime_statements(cmp: Comparison, regime_ratio=None) -> list[RegimeStatement]:
+    """The statements over runs of sizes with one mark.  regime_ratio(grp), when
+    given and not None for a regime, supplies its ratio A/B and 95 % CI (the
+    between-launch one, launches.regime_between); otherwise the per-size ratios
+    are combined (_regime_ratio)."""
+    def rci(grp):
+        got = regime_ratio(grp) if regime_ratio else None
+        return got if got is not None else _regime_ratio(grp)
     out = []
     runs = []
     sizes = cmp.sizes
@@ -247,14 +277,15 @@ def regime_statements(cmp: Comparison) -> list[RegimeStatement]:
             out.append(RegimeStatement("~", lo, hi, len(grp), None, None,
                                        f"no significant difference {span}"))
         elif mark == "=":
-            pct, pm = _regime_effect(grp)
+            pct, pm = _regime_effect(rci(grp))
             out.append(RegimeStatement("=", lo, hi, len(grp), pct, pm,
                                        f"no practical difference {span} (significant but under "
                                        f"{cmp.min_effect * 100:.0f} %: A {pct:+.1f} % faster)"))
         else:
-            pct, pm = _regime_effect(grp)
+            r = rci(grp)
+            pct, pm = _regime_effect(r)
             first = grp[0]
-            text = (f"{cmp.a_label} is {effect_words(_regime_ratio(grp))} than {cmp.b_label} {span} "
+            text = (f"{cmp.a_label} is {effect_words(r)} than {cmp.b_label} {span} "
                     f"({first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)})")
             out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text))
     return out
@@ -290,7 +321,11 @@ def effect_words(rci: tuple[float, float, float]) -> str:
 
 
 def _regime_ratio(grp: list[SizeComparison]) -> tuple[float, float, float]:
-    """Geometric mean ratio A/B over the regime and its 95 % CI (see _regime_effect)."""
+    """Geometric mean ratio A/B over the regime and its 95 % CI, combining each
+    size's own uncertainty (as independent: right within one launch a side,
+    where samples are the unit) with the scatter of the ratio across the
+    regime's sizes.  Between launches the sizes share each launch's effect, and
+    launches.regime_between is used instead."""
     lr = np.log([g.ratio for g in grp])
     se_each = np.array([(math.log(g.ratio_ci[1]) - math.log(g.ratio_ci[0])) / (2 * 1.96) for g in grp])
     k = lr.size
@@ -302,11 +337,10 @@ def _regime_ratio(grp: list[SizeComparison]) -> tuple[float, float, float]:
     return math.exp(mean), math.exp(mean - hw), math.exp(mean + hw)
 
 
-def _regime_effect(grp: list[SizeComparison]) -> tuple[float, float]:
-    """Mean log ratio over the regime; its 95 % CI combines each size's own
-    uncertainty with the scatter of the ratio across sizes.  Returns
-    (faster_pct, half width of its CI) for the JSON fields."""
-    ratio, lo, hi = _regime_ratio(grp)
+def _regime_effect(rci: tuple[float, float, float]) -> tuple[float, float]:
+    """(faster_pct, half width of its CI) of a regime's ratio A/B with its CI,
+    for the JSON fields."""
+    ratio, lo, hi = rci
     return (1 - ratio) * 100, (hi - lo) / 2 * 100
 
 

@@ -33,16 +33,22 @@ def format_summary(doc: dict) -> str:
         rows = []
         for s in run["sizes"]:
             ci = s["median_ci_us"]
-            rows.append([str(s["bytes"]), str(s["n"]), _f(s["median_us"]),
+            rows.append([str(s["bytes"]) + (" !" if s.get("valid") is False else ""), str(s["n"]), _f(s["median_us"]),
                          f"[{_f(ci[0])}, {_f(ci[1])}]" if ci else "-",
                          _f(s["mean_us"]), _f(s["std_us"]), _f(s["min_us"]), _f(s["p99_us"]),
                          f"{s['outside_limits']}",
                          "-" if s["normal"] is None else ("yes" if s["normal"] else "no"),
-                         _f(s["bandwidth_MBps"], "{:.1f}")])
+                         _f(s["bandwidth_MBps"], "{:.1f}"), payload_word(s.get("valid"))])
         parts.append(table(["bytes", "n", "median", "95% CI", "mean", "sd", "min", "p99",
-                            "out3s", "normal", "MB/s"], rows))
+                            "out3s", "normal", "MB/s", "payload"], rows))
+        inv = run.get("invalid_sizes") or {}
+        if inv.get("bytes"):
+            parts.append(f"   ! {inv['note']}")
+            for s in run["sizes"]:
+                if s.get("valid") is False:
+                    parts.append(f"     {s['bytes']} B: {validation_words(s.get('validation'))}")
         if run["regimes"]:
-            parts.append("   regimes (T(n) = s + r*n, one-way medians):")
+            parts.append(f"   regimes (T(n) = s + r*n through medians of the {m.time_label}):")
             rows = []
             for g in run["regimes"]:
                 lc = g["latency_ci_us"]
@@ -83,6 +89,24 @@ def format_summary(doc: dict) -> str:
     return "\n".join(parts)
 
 
+def payload_word(valid) -> str:
+    """The payload-check column: '-' not checked, 'ok', 'FAILED'."""
+    return "-" if valid is None else ("ok" if valid else "FAILED")
+
+
+def validation_words(v: dict | None) -> str:
+    """The first payload mismatch of a size, in words."""
+    if not v:
+        return "payload check failed (no details recorded)"
+    parts = [f"{v['phase']} the measured samples" if v.get("phase") else None,
+             f"round {v['round']}" if v.get("round") is not None else None,
+             f"direction {v['direction']}" if v.get("direction") else None,
+             f"first difference at byte {v['offset']}" if v.get("offset") is not None else None,
+             f"expected {v['expected']}, got {v['got']}" if "expected" in v and "got" in v else None,
+             f"{v['differing_bytes']} bytes differ" if v.get("differing_bytes") is not None else None]
+    return "payload check failed: " + ", ".join(p for p in parts if p)
+
+
 def format_launch_spread(rows: list[dict]) -> str:
     return table(["bytes", "launches", "median us", "between sd", "within sd", "within median se"],
                  [[str(r["bytes"]), str(r["launches"]), _f(r["median_of_medians_us"]),
@@ -93,7 +117,7 @@ def format_launch_spread(rows: list[dict]) -> str:
 def format_comparison(c: dict) -> str:
     from .launches import method_words
     parts = [f"A = {c['a_label']}", f"B = {c['b_label']}",
-             f"{method_words(c['sizes'])}; "
+             f"times: {c.get('time_label', 'one-way latency (round trip / 2)')}; {method_words(c['sizes'])}; "
              f"{c['adjust']}-adjusted, alpha {c['alpha']}; + A faster, - A slower, ~ no significant difference, "
              f"= no practical difference (under {c.get('min_effect', 0.02) * 100:g} %)"]
     rows = [[s["mark"], str(s["bytes"]), _f(s["median_a_us"]), _f(s["median_b_us"]),
@@ -102,6 +126,11 @@ def format_comparison(c: dict) -> str:
     parts.append(table(["", "bytes", "A us", "B us", "A/B [95% CI]", "A faster", "p adj"], rows))
     if c["only_a"] or c["only_b"]:
         parts.append(f"sizes only in A: {c['only_a'] or 'none'}; only in B: {c['only_b'] or 'none'}")
+    if c.get("invalid_a") or c.get("invalid_b"):
+        how = ("kept as asked (--include-invalid)" if c.get("invalid_included")
+               else "left out of the comparison (--include-invalid keeps them)")
+        parts.append(f"sizes whose payload check failed, {how}: A {c.get('invalid_a') or 'none'}; "
+                     f"B {c.get('invalid_b') or 'none'}")
     parts.append("")
     for r in c["regimes"]:
         parts.append(f"{r['mark']} {r['text']}")

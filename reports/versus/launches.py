@@ -50,6 +50,7 @@ from scipy import stats as sps
 from .compare import SizeComparison, compare_samples
 from .load import Run
 from .stats import bootstrap_median_draws
+from .units import run_meaning
 
 WITHIN = "within-launch"
 BETWEEN = "between-launch"
@@ -67,15 +68,60 @@ def count_launches(runs: list[Run]) -> int:
     return len({launch_key(r) for r in runs})
 
 
-def launch_one_way(runs: list[Run]) -> dict[int, list[np.ndarray]]:
-    """Per size (ascending), the sorted one-way samples (ns) of each launch measuring it."""
+def launch_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[int, list[np.ndarray]]:
+    """Per size (ascending, sizes in `skip` left out), the sorted samples of each
+    launch measuring it, in ns of the reported time (units.py: a ping-pong's
+    round trip / 2, a stream's time per message, ...)."""
+    return {b: list(d.values()) for b, d in _per_launch(runs, skip).items()}
+
+
+def _per_launch(runs: list[Run], skip) -> dict[int, dict[str, np.ndarray]]:
     per: dict[int, dict[str, list[np.ndarray]]] = {}
     for r in runs:
         key = launch_key(r)
+        div = run_meaning(r).divisor
         for b, s in r.sizes_by_bytes().items():
-            per.setdefault(b, {}).setdefault(key, []).append(s.samples_ns)
-    return {b: [np.sort(np.concatenate(v).astype(np.float64)) * 0.5 for v in d.values()]
+            if b not in skip:
+                per.setdefault(b, {}).setdefault(key, []).append(s.samples_ns / div)
+    return {b: {k: np.sort(np.concatenate(v).astype(np.float64)) for k, v in d.items()}
             for b, d in sorted(per.items())}
+
+
+def launch_log_medians(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[str, dict[int, float]]:
+    """Per launch, the log of its median at each size it measured."""
+    out: dict[str, dict[int, float]] = {}
+    for b, d in _per_launch(runs, skip).items():
+        for k, x in d.items():
+            out.setdefault(k, {})[b] = float(_log_floor(np.array([np.median(x)]))[0])
+    return out
+
+
+def regime_between(ya: dict[str, np.ndarray], yb: dict[str, np.ndarray],
+                   sizes: list[int]) -> tuple[float, float, float] | None:
+    """Ratio A/B over a regime of `sizes` with its 95 % CI, the launch as the unit.
+
+    A launch's effect (the cores or vCPUs its process pair landed on) is shared
+    by every size it measures, so the regime's sizes are not independent
+    evidence: averaging k per-size log ratios as if they were would shrink the
+    launch component of the uncertainty by sqrt(k).  Instead each launch gives
+    one regime value, the mean over the regime's sizes of its log medians (the
+    geometric mean of its medians), and Student's t on those values with the
+    launch-to-launch variance pooled over both sides (L_A + L_B - 2 degrees of
+    freedom), as per size.  Launches that did not measure every size of the
+    regime are left out; None when fewer than three launches remain or a side
+    has none (the caller then combines the per-size ratios)."""
+    def values(y):
+        return np.array([np.mean([d[b] for b in sizes]) for d in y.values() if all(b in d for b in sizes)])
+    va, vb = values(ya), values(yb)
+    la, lb = va.size, vb.size
+    if la < 1 or lb < 1 or la + lb < 3:
+        return None
+    d = float(va.mean() - vb.mean())
+    df = la + lb - 2
+    ss = float(((va - va.mean()) ** 2).sum() + ((vb - vb.mean()) ** 2).sum())
+    se = math.sqrt(ss / df * (1 / la + 1 / lb))
+    q = float(sps.t.ppf(0.975, df))
+    return math.exp(d), math.exp(d - q * se), math.exp(d + q * se)
 
 
 @dataclass

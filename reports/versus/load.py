@@ -38,6 +38,10 @@ class SizeRecord:
     stop: str | None = None
     precision_pct: float | None = None
     rounds: int = 1                   # records pooled into this one (sizes_by_bytes)
+    # Payload check (--validate): None when not checked, False when any
+    # record of this size failed; `validation` is the first failure's details.
+    valid: bool | None = None
+    validation: dict | None = None
 
 
 @dataclass
@@ -48,6 +52,9 @@ class Run:
     sizes: list[SizeRecord]
     end: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)
+    # The name a campaign gave this run's configuration (its manifest's
+    # config_id), when known; part of what identifies the configuration.
+    config_name: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -95,12 +102,13 @@ class Run:
         return f"{name} {pat}"
 
     def config_key(self) -> tuple:
-        """What identifies a configuration; launches of one configuration share it."""
-        t = self.transport
-        opts = json.dumps(t.get("options") or {}, sort_keys=True)
-        return (t.get("name"), t.get("provider"), opts, self.pattern, self.variant,
-                self.record.get("ranks"), tuple(self.record.get("hosts") or ()),
-                _placement_key(self.record.get("placement")))
+        """What identifies a configuration; launches of one configuration share it
+        (see `configuration_key`)."""
+        return configuration_key(self)
+
+    def invalid_bytes(self) -> list[int]:
+        """Sizes with a record whose payload check failed (`valid: false`)."""
+        return sorted({s.bytes for s in self.sizes if s.valid is False})
 
     def sizes_by_bytes(self) -> dict[int, SizeRecord]:
         """Sizes keyed by bytes; a size visited more than once (rounds of an
@@ -119,10 +127,17 @@ class Run:
                                           prev.round, prev.position, prev.pass_,
                                           s.stop or prev.stop,
                                           s.precision_pct if s.precision_pct is not None else prev.precision_pct,
-                                          prev.rounds + s.rounds)
+                                          prev.rounds + s.rounds, _pooled_valid(prev.valid, s.valid),
+                                          prev.validation if prev.validation is not None else s.validation)
             else:
                 out[s.bytes] = s
         return dict(sorted(out.items()))
+
+
+def _pooled_valid(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return True if (a or b) else None
 
 
 def _int_array(values: Any, where: str, name: str) -> np.ndarray:
@@ -153,11 +168,18 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
             extra[key] = _int_array(val, where, key)
     position = obj.get("position")
     precision = obj.get("precision_pct")
+    valid = obj.get("valid")
+    if valid is not None and not isinstance(valid, bool):
+        raise InputError(f"{where}: 'valid' must be true or false")
+    validation = obj.get("validation")
+    if valid is False and not isinstance(validation, dict):
+        validation = {}
     return SizeRecord(b, samples, batch, int(obj.get("warmup", 0) or 0),
                       obj.get("elapsed_ns"), extra,
                       int(obj.get("round", 0) or 0), int(position) if isinstance(position, int) else None,
                       int(obj.get("pass", 0) or 0), obj.get("stop") if isinstance(obj.get("stop"), str) else None,
-                      float(precision) if isinstance(precision, (int, float)) else None)
+                      float(precision) if isinstance(precision, (int, float)) else None,
+                      1, valid, validation if valid is False else None)
 
 
 def load_file(path: str | Path) -> list[Run]:
@@ -237,14 +259,49 @@ def check_comparable(runs: list[Run]) -> None:
         raise InputError(f"runs of different patterns cannot be compared ({which})")
 
 
+# Variables in the run record's `env` that wire one launch (job ids, rendezvous
+# addresses, inherited descriptors, the runner's own paths), not a setting of the
+# configuration: they differ from launch to launch.
+LAUNCH_ENV_PREFIXES = ("VERSUS_", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
+                       "OMPI_MCA_initial_wdir")
+
+
 def _placement_key(p) -> str:
-    """The placement as a configuration: policy, relation and cores, not the
-    per-launch facts (pids, the mask before binding, the core seen mid-run)."""
+    """The placement as a factor: the policy (or --cpus list) asked for and the
+    relation of ranks 0 and 1 it gave.  Not the per-launch facts: host names
+    (another node pair under srun), pids, the masks seen before and during the run."""
     if not isinstance(p, dict):
         return json.dumps(p)
-    ranks = [(r.get("host"), r.get("cpus_hwloc", r.get("cpus_after"))) for r in p.get("ranks") or []
-             if isinstance(r, dict)]
-    return json.dumps([p.get("policy"), p.get("cpus_arg"), p.get("relation"), ranks])
+    return json.dumps([p.get("policy"), p.get("cpus_arg"), p.get("relation")])
+
+
+def configuration_key(run: Run) -> tuple:
+    """The one definition of a configuration, used wherever launches are pooled
+    (`versus compare`, `versus summary`'s launch spread, the report's grouping):
+    the campaign's name for it (when a manifest gave one), the transport, its
+    provider and options, the library settings of the environment, the pattern,
+    its variant and parameters, the number of ranks and of distinct hosts (same
+    box or two boxes), and the placement policy with the relation it gave.
+    Launch-level facts are left out: run_id, launch_id, host names, pids, cores
+    seen, and the environment variables that wire one launch."""
+    t = run.transport
+    rec = run.record
+    env = {k: v for k, v in (rec.get("env") or {}).items()
+           if not str(k).startswith(LAUNCH_ENV_PREFIXES)}
+    hosts = rec.get("hosts") or []
+    return (run.config_name, t.get("name"), t.get("provider") or "",
+            json.dumps(t.get("options") or {}, sort_keys=True, default=str),
+            json.dumps(env, sort_keys=True, default=str), run.pattern, run.variant,
+            json.dumps(rec.get("pattern_params") or {}, sort_keys=True, default=str),
+            rec.get("ranks"), len(set(map(str, hosts))), _placement_key(rec.get("placement")))
+
+
+def describe_difference(a: Run, b: Run) -> str:
+    """Which parts of the configuration key two runs differ in (for messages)."""
+    names = ("configuration name", "transport", "provider", "options", "environment", "pattern",
+             "variant", "pattern parameters", "ranks", "number of hosts", "placement")
+    ka, kb = configuration_key(a), configuration_key(b)
+    return ", ".join(n for n, x, y in zip(names, ka, kb) if x != y)
 
 
 def check_same_configuration(runs: list[Run]) -> None:
@@ -252,7 +309,9 @@ def check_same_configuration(runs: list[Run]) -> None:
     keys = {r.config_key() for r in runs}
     if len(keys) > 1:
         which = "; ".join(f"{r.source}: {r.label}" for r in runs)
-        raise InputError(f"runs pooled as launches of one configuration differ ({which})")
+        odd = next(r for r in runs if r.config_key() != runs[0].config_key())
+        raise InputError(f"runs pooled as launches of one configuration differ "
+                         f"in {describe_difference(runs[0], odd)} ({which})")
 
 
 def group_launches(runs: list[Run]) -> list[list[Run]]:

@@ -59,8 +59,9 @@ def _series(sizes: list[dict], key: str):
 
 
 def comparison_plots(name: str, title: str, series: list[dict], floor: dict | None,
-                     pdf_dir: Path | None) -> list[dict]:
-    """Latency and bandwidth of every configuration of one pattern/variant.
+                     pdf_dir: Path | None, time_label: str = "one-way latency") -> list[dict]:
+    """Latency and bandwidth of every configuration of one pattern/variant;
+    time_label says what the times are (units.py: one-way latency for a ping-pong).
 
     series: [{label, sizes: [size dicts with median_us, median_ci_us, bandwidth_MBps, bw_ci_MBps]}];
     floor: the shm series, drawn as the upper bound (dashed, black)."""
@@ -90,8 +91,8 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("one-way latency, median (µs)" if kind == "latency"
-                      else "bandwidth, bytes / mean one-way time (MB/s)")
+        ax.set_ylabel(plain(f"{time_label}, median (µs)") if kind == "latency"
+                      else plain(f"bandwidth, bytes moved / mean {time_label} (MB/s)"))
         ax.set_title(plain(f"{title}: {kind}"))
         ax.legend(loc="upper left" if kind == "latency" else "lower right", ncol=2)
         out.append({"kind": kind, **_emit(fig, f"{name}-{kind}", pdf_dir)})
@@ -99,7 +100,8 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
 
 
 def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
-                transitions: list[dict], pdf_dir: Path | None = None) -> dict:
+                transitions: list[dict], pdf_dir: Path | None = None,
+                time_label: str = "one-way latency") -> dict:
     """One configuration: median with its CI band, mean ± 3 sigma control limits,
     the fitted regimes and the detected transitions."""
     fig, ax = plt.subplots(figsize=(7.0, 3.4))
@@ -112,6 +114,10 @@ def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
         ax.plot(x, [p["ucl_us"] for p in pts], ":", color=COLORS[1], lw=1,
                 label="control limits (mean ± 3σ)")
         ax.plot(x, [p["lcl_us"] if p["lcl_us"] > 0 else float("nan") for p in pts], ":", color=COLORS[1], lw=1)
+        bad = [p for p in pts if p.get("valid") is False]
+        if bad:
+            ax.plot([p["bytes"] for p in bad], [p["median_us"] for p in bad], "x", color=COLORS[1], ms=7,
+                    mew=1.5, label="payload check failed (not fitted)")
         meds = [p["median_us"] for p in pts if p["median_us"] > 0]
         if meds:     # the curve decides the scale; wild control limits leave the frame
             ax.set_ylim(min(meds) / 3, max(meds) * 10)
@@ -129,7 +135,7 @@ def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("one-way latency (µs)")
+    ax.set_ylabel(plain(f"{time_label} (µs)"))
     ax.set_title(plain(label))
     ax.legend(loc="upper left")
     return _emit(fig, name, pdf_dir)

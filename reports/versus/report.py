@@ -22,12 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .analysis import Analysis, analyse_run
+from .analysis import Analysis, analyse_run, invalid_note
 from .compare import compare_runs, fmt_bytes, launch_spread
-from .load import InputError, Run, SizeRecord, load_file
+from .load import InputError, Run, SizeRecord, configuration_key, load_file
 from .report_methods import methods_section
 from .report_studies import study_section
 from .stats import SizeStats
+from .console import validation_words
 from .units import run_meaning
 
 REFERENCE_TRANSPORTS = ("shm", "tcp")
@@ -90,15 +91,8 @@ def pool(runs: list[Run]) -> Run:
     first = runs[0]
     sizes: list[SizeRecord] = [s for r in runs for s in r.sizes]
     end = next((r.end for r in runs if r.status != "ok"), first.end)
-    return Run(first.source, first.record, sizes, end, [w for r in runs for w in r.warnings])
-
-
-def _config_key(run: Run, entry: dict | None) -> str:
-    if entry and entry.get("config_id"):
-        return "id:" + entry["config_id"]
-    t = run.transport
-    return json.dumps([t.get("name"), t.get("provider"), t.get("options"), run.record.get("env", {}),
-                       run.pattern, run.variant], sort_keys=True, default=str)
+    return Run(first.source, first.record, sizes, end, [w for r in runs for w in r.warnings],
+               first.config_name)
 
 
 def _default_id(run: Run) -> str:
@@ -108,11 +102,16 @@ def _default_id(run: Run) -> str:
 
 
 def group_configs(runs: list[Run], entries: dict[str, dict]) -> list[Config]:
-    order: dict[str, list[Run]] = {}
-    ents: dict[str, dict | None] = {}
+    """Runs grouped into configurations by load.configuration_key, the
+    definition `versus compare` checks launches against, with the campaign's
+    name for each configuration (its manifest's config_id) taking part."""
+    order: dict[tuple, list[Run]] = {}
+    ents: dict[tuple, dict | None] = {}
     for r in runs:
         e = entries.get(str(Path(r.source).resolve()))
-        k = _config_key(r, e)
+        if e and e.get("config_id"):
+            r.config_name = str(e["config_id"])
+        k = configuration_key(r)
         order.setdefault(k, []).append(r)
         ents.setdefault(k, e)
     out = []
@@ -139,12 +138,20 @@ def _ci(val, ci):
     return [val, *(ci or [None, None])]
 
 
+def _usable(c: Config) -> list[dict]:
+    """The sizes a summary may quote: all, or the valid ones (payload check
+    not failed) unless the report was asked to include invalid sizes."""
+    inc = c.analysis.invalid_included if c.analysis else False
+    return [s for s in c.sizes if inc or s.get("valid") is not False]
+
+
 def summary_row(c: Config, floor: Config | None) -> dict:
     a = c.analysis
-    first = c.sizes[0] if c.sizes else None
+    usable = _usable(c)
+    first = usable[0] if usable else None
     regs = a.to_dict()["regimes"] if a and a.fit else []
     r0, rl = (regs[0], regs[-1]) if regs else (None, None)
-    peak = max((s["bandwidth_MBps"] for s in c.sizes if s["bytes"] > 0
+    peak = max((s["bandwidth_MBps"] for s in usable if s["bytes"] > 0
                 and s["bandwidth_MBps"] is not None and math.isfinite(s["bandwidth_MBps"])), default=None)
     row = {"config": c.id, "transport": c.transport,
            "library": f"{c.pooled.transport.get('library') or ''} {c.pooled.transport.get('version') or ''}".strip(),
@@ -158,10 +165,10 @@ def summary_row(c: Config, floor: Config | None) -> dict:
            "bw_over_peak": rl["bandwidth_MBps"] / peak if rl and rl["bandwidth_MBps"] and peak else None,
            "floor_latency_x": None, "floor_bw_pct": None}
     if floor is not None and floor is not c and floor.sizes and first:
-        f0 = next((s for s in floor.sizes if s["bytes"] == first["bytes"]), None)
+        f0 = next((s for s in _usable(floor) if s["bytes"] == first["bytes"]), None)
         if f0 and f0["median_us"] > 0:
             row["floor_latency_x"] = first["median_us"] / f0["median_us"]
-        fpeak = max((s["bandwidth_MBps"] for s in floor.sizes if s["bytes"] > 0), default=None)
+        fpeak = max((s["bandwidth_MBps"] for s in _usable(floor) if s["bytes"] > 0), default=None)
         if fpeak and peak:
             row["floor_bw_pct"] = peak / fpeak * 100
     return row
@@ -170,34 +177,46 @@ def summary_row(c: Config, floor: Config | None) -> dict:
 SUMMARY_COLUMNS = [
     {"key": "config", "title": "configuration", "fmt": "text", "width": 0.11},
     {"key": "provider", "title": "provider", "fmt": "text", "width": 0.09},
-    {"key": "latency", "title": "latency µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
+    {"key": "latency", "title": "{time} µs at the smallest size [95 % CI]", "fmt": "us_ci", "width": 0.09},
     {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
     {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.1},
     {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.1},
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
     {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, quote the peak)",
      "fmt": "times", "width": 0.06},
-    {"key": "floor_latency_x", "title": "latency ÷ shm floor", "fmt": "times", "width": 0.05},
+    {"key": "floor_latency_x", "title": "{time} ÷ shm floor", "fmt": "times", "width": 0.05},
     {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
     {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.05},
     {"key": "status", "title": "status", "fmt": "text", "width": 0.04},
 ]
 
 
+def summary_columns(time_label: str) -> list[dict]:
+    """The summary table's columns, headed with what the group's times are."""
+    return [{**col, "title": col["title"].replace("{time}", time_label)} for col in SUMMARY_COLUMNS]
+
+
 def detail_table(c: Config) -> dict:
     cols = [("bytes", "size", "bytes"), ("n", "n", "int"), ("median", "median µs [95 % CI]", "us_ci"),
             ("mean_us", "mean µs", "us"), ("std_us", "sd µs", "us"), ("p99_us", "p99 µs", "us"),
             ("limits", "control limits µs", "text"), ("outside_limits", "outside", "int"),
-            ("normal", "normal", "text"), ("bandwidth_MBps", "MB/s", "mbps")]
+            ("normal", "normal", "text"), ("bandwidth_MBps", "MB/s", "mbps"),
+            ("payload", "payload check", "text")]
     rows = []
     for s in c.sizes:
         vals = {**s, "median": _ci(s["median_us"], s["median_ci_us"]),
                 "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "us_ci"},
-                "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no")}
+                "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no"),
+                "payload": "–" if s.get("valid") is None else ("ok" if s["valid"] else "FAILED")}
         rows.append([vals[k] for k, _, _ in cols])
     what = run_meaning(c.pooled).time_label
+    notes = []
+    if c.analysis and c.analysis.invalid_bytes:
+        notes.append(invalid_note(c.analysis.invalid_bytes, c.analysis.invalid_included))
+        notes += [f"{s['bytes']} B: {validation_words(s.get('validation'))}" for s in c.sizes
+                  if s.get("valid") is False]
     return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (times are the {what})",
-            "columns": [{"title": t, "fmt": f} for _, t, f in cols], "rows": rows}
+            "columns": [{"title": t, "fmt": f} for _, t, f in cols], "rows": rows, "notes": notes}
 
 
 def regime_table(c: Config) -> dict | None:
@@ -216,18 +235,27 @@ def regime_table(c: Config) -> dict | None:
 
 
 def _geo_mean_median(c: Config, common: set[int]) -> float:
-    v = [s["median_us"] for s in c.sizes if s["bytes"] in common and s["median_us"] > 0]
+    v = [s["median_us"] for s in _usable(c) if s["bytes"] in common and s["median_us"] > 0]
     return float(np.exp(np.mean(np.log(v)))) if v else math.inf
 
 
-def comparison_doc(a: Config, b: Config, why: str) -> dict | None:
+def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False) -> dict | None:
+    """A against B, each side its configuration's launches (several launches:
+    between-launch inference, launches.py)."""
     if not {s["bytes"] for s in a.sizes} & {s["bytes"] for s in b.sizes}:
         return None
-    cmp = compare_runs([a.pooled], [b.pooled]).to_dict()
+    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid).to_dict()
     rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
              {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_adjusted"]]
             for s in cmp["sizes"]]
-    return {"a": a.id, "b": b.id, "why": why,
+    from .launches import method_words
+    notes = [f"Times: {cmp['time_label']}; {method_words(cmp['sizes'])}."]
+    if cmp["invalid_a"] or cmp["invalid_b"]:
+        how = ("kept as asked" if cmp["invalid_included"] else "left out of this comparison")
+        notes.append(f"Sizes whose payload check failed, {how}: {a.id}: "
+                     f"{', '.join(map(str, cmp['invalid_a'])) or 'none'}; "
+                     f"{b.id}: {', '.join(map(str, cmp['invalid_b'])) or 'none'}.")
+    return {"a": a.id, "b": b.id, "why": why, "notes": notes,
             "statements": [{"mark": r["mark"], "text": r["text"].replace(cmp["a_label"], a.id)
                             .replace(cmp["b_label"], b.id)} for r in cmp["regimes"]],
             "table": {"id": f"cmp-{a.id}-{b.id}", "caption": f"{a.id} (A) against {b.id} (B), size by size",
@@ -235,16 +263,16 @@ def comparison_doc(a: Config, b: Config, why: str) -> dict | None:
                                   {"title": "A µs", "fmt": "us"}, {"title": "B µs", "fmt": "us"},
                                   {"title": "A/B [95 % CI]", "fmt": "text"},
                                   {"title": "A faster %", "fmt": "num"}, {"title": "p (Holm)", "fmt": "p"}],
-                      "rows": rows}}
+                      "rows": rows, "notes": notes}}
 
 
-def group_comparisons(configs: list[Config], pairs: list[dict]) -> list[dict]:
+def group_comparisons(configs: list[Config], pairs: list[dict], include_invalid: bool = False) -> list[dict]:
     out = []
     by_id = {c.id: c for c in configs}
     for p in pairs:
         a, b = by_id.get(p["a"]), by_id.get(p["b"])
         if a and b and a.group == b.group and a.sizes and b.sizes:
-            out.append(comparison_doc(a, b, "asked for in the campaign"))
+            out.append(comparison_doc(a, b, "asked for in the campaign", include_invalid))
     if len(configs) < 2:
         return out
     libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes]
@@ -253,26 +281,26 @@ def group_comparisons(configs: list[Config], pairs: list[dict]) -> list[dict]:
         libs, what = [c for c in configs if c.sizes], "configuration"
     if len(libs) < 2:
         return out
-    common = set.intersection(*({s["bytes"] for s in c.sizes} for c in libs))
+    common = set.intersection(*({s["bytes"] for s in _usable(c)} for c in libs))
     if not common:
         return [c for c in out if c and c["statements"]]
     fastest = min(libs, key=lambda c: _geo_mean_median(c, common))
     for c in libs:
         if c is not fastest:
             out.append(comparison_doc(c, fastest, f"against the fastest {what} "
-                                      "(lowest geometric mean of medians over common sizes)"))
+                                      "(lowest geometric mean of medians over common sizes)", include_invalid))
     return [c for c in out if c and c["statements"]]
 
 
 def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict],
                 pdf_dir: Path | None, study: str | None = None, pairs: list[dict] | None = None,
-                title: str | None = None) -> dict:
+                title: str | None = None, include_invalid: bool = False) -> dict:
     from . import plots
     if not runs:
         raise InputError("no runs to report on")
     configs = group_configs(runs, entries)
     for c in configs:
-        c.analysis = analyse_run(c.pooled) if c.pooled.sizes else None
+        c.analysis = analyse_run(c.pooled, include_invalid=include_invalid) if c.pooled.sizes else None
         c.sizes = [size_dict(s) for s in c.analysis.sizes] if c.analysis else []
     study = study or next((m.get("study") for m in manifests if m.get("study")), None)
     pairs = (pairs or []) + [p for m in manifests for p in m.get("compare", [])]
@@ -289,14 +317,22 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
         gname = f"{key[0]}-{key[1]}".strip("-") or "runs"
         series = [{"label": c.id, "sizes": c.sizes} for c in members if c.sizes]
         fl = next((s for s in series if floor is not None and s["label"] == floor.id), None)
+        meaning = run_meaning(members[0].pooled)
+        cols = summary_columns(meaning.short_label)
+        invalid = [f"{c.id}: {invalid_note(c.analysis.invalid_bytes, c.analysis.invalid_included)}"
+                   for c in members if c.analysis and c.analysis.invalid_bytes]
         groups.append({
             "id": gname, "pattern": key[0], "variant": key[1], "floor": floor.id if floor else None,
+            "time_label": meaning.time_label, "time_short": meaning.short_label,
+            "sample_label": meaning.sample_label,
             "summary": {"id": f"summary-{gname}", "caption": f"{key[0]} {key[1]}: summary",
-                        "columns": SUMMARY_COLUMNS, "rows": [[r[k["key"]] for k in SUMMARY_COLUMNS] for r in rows]},
+                        "columns": cols, "rows": [[r[k["key"]] for k in cols] for r in rows],
+                        "notes": invalid},
             "rows": rows,
-            "plots": plots.comparison_plots(f"fig-{gname}", f"{key[0]} {key[1]}", series, fl, pdf_dir)
+            "plots": plots.comparison_plots(f"fig-{gname}", f"{key[0]} {key[1]}", series, fl, pdf_dir,
+                                            meaning.short_label)
             if series else [],
-            "comparisons": group_comparisons(members, pairs),
+            "comparisons": group_comparisons(members, pairs, include_invalid),
             "details": [{"id": c.id, "status": c.pooled.status, "warnings": c.pooled.warnings,
                          "table": detail_table(c), "regimes": regime_table(c),
                          "transitions": [t.to_dict() for t in c.analysis.transitions] if c.analysis else [],
@@ -305,7 +341,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
                                                    [t.to_dict() for t in c.analysis.transitions]
-                                                   if c.analysis else [], None) if c.sizes else None}
+                                                   if c.analysis else [], None, meaning.short_label)
+                         if c.sizes else None}
                         for i, c in enumerate(members)],
         })
     not_run = [e for m in manifests for e in m.get("runs", []) if e.get("status") != "ok"]
@@ -352,11 +389,12 @@ def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path) -> 
 
 
 def render_report(paths: list[str], out: Path, study: str | None = None,
-                  pairs: list[dict] | None = None, title: str | None = None) -> dict:
+                  pairs: list[dict] | None = None, title: str | None = None,
+                  include_invalid: bool = False) -> dict:
     from .render import html_env, latex_env
     runs, entries, manifests = collect(paths)
     out.mkdir(parents=True, exist_ok=True)
-    model = build_model(runs, entries, manifests, out, study, pairs, title)
+    model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
     html = html_env().get_template("report.html.j2").render(m=model)
     (out / "index.html").write_text(html, encoding="utf-8")
     tex = latex_env().get_template("report.tex.j2").render(m=model)
@@ -372,7 +410,8 @@ def cmd_report(args) -> int:
         if not sep:
             raise InputError(f"--compare {p!r}: expected A_ID,B_ID")
         pairs.append({"a": a, "b": b})
-    model = render_report(args.results, Path(args.output), args.study, pairs, args.title)
+    model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
+                          args.include_invalid)
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
           f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv "
           f"({model['samples']} samples)", file=sys.stderr)
@@ -386,6 +425,9 @@ def add_parser(sub) -> None:
     p.add_argument("--study", help="show this seed study's section (seed000 ... seed004)")
     p.add_argument("--compare", action="append", metavar="A_ID,B_ID", help="compare these configurations")
     p.add_argument("--title")
+    p.add_argument("--include-invalid", action="store_true",
+                   help="keep sizes whose payload check failed in fits and comparisons "
+                        "(default: shown, marked, left out)")
     p.set_defaults(func=cmd_report)
 
 

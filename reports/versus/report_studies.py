@@ -49,8 +49,9 @@ def seed000(configs) -> dict:
     tables = [_table("seed000", "Blocking vs non-blocking (layout of the seed's results table)",
                      [("", "text")] + [(n, "num") for n in names], rows, notes)]
     statements = []
-    if len(runs) == 2:
-        cmp = compare_runs([runs[1]], [runs[0]])
+    sweeps = _sweeps(configs)
+    if len(sweeps) == 2:         # each side its configuration's launches (between-launch when several)
+        cmp = compare_runs(sweeps[1].runs, sweeps[0].runs)
         statements = [r.text.replace(cmp.a_label, names[1]).replace(cmp.b_label, names[0])
                       for r in cmp.regimes]
     return {"tables": tables, "statements": statements}
@@ -125,7 +126,7 @@ def seed002(configs) -> dict:
                               ("lower limit µs", "us"), ("upper limit µs", "us"), ("outside", "int")], rows))
     if len(configs) >= 2:
         for c in configs[1:]:
-            cmp = compare_runs([c.pooled], [configs[0].pooled])
+            cmp = compare_runs(c.runs, configs[0].runs)
             statements += [r.text.replace(cmp.a_label, c.id).replace(cmp.b_label, configs[0].id)
                            for r in cmp.regimes]
     return {"tables": tables, "statements": statements}

@@ -45,6 +45,8 @@ class SizeStats:
     mean_rtt_ns: float
     q25_ns: float = float("nan")    # lower quartile: where change points are placed
     q25_ci_ns: tuple[float, float] | None = None
+    valid: bool | None = None       # payload check: None not checked, False failed (left out of fits)
+    validation: dict | None = None  # the first failure (docs/results-schema.md)
 
     @property
     def q25_se_ns(self) -> float:
@@ -158,8 +160,12 @@ def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
 def summarise_run(run) -> list[SizeStats]:
     """Per-size statistics of a run, sizes ascending (repeated visits pooled)."""
     m = run_meaning(run)
-    return [summarise_size(b, s.samples_ns, s.batch, m.divisor, m.bytes_factor)
-            for b, s in run.sizes_by_bytes().items()]
+    out = []
+    for b, s in run.sizes_by_bytes().items():
+        st = summarise_size(b, s.samples_ns, s.batch, m.divisor, m.bytes_factor)
+        st.valid, st.validation = s.valid, s.validation
+        out.append(st)
+    return out
 
 
 def describe(values) -> dict:

@@ -25,6 +25,7 @@ class SampleMeaning:
     bytes_factor: float   # bytes moved in one reported time = bytes_factor * message size
     time_label: str       # what the reported time is, for tables and plots
     sample_label: str     # what one raw sample is
+    short_label: str = "one-way latency"    # the same in a few words (axis titles, column heads)
 
 
 def sample_meaning(pattern: str, params: dict | None = None) -> SampleMeaning:
@@ -34,16 +35,18 @@ def sample_meaning(pattern: str, params: dict | None = None) -> SampleMeaning:
     if pattern in ("stream", "bistream"):
         w = float(params.get("window") or 64)
         if pattern == "stream":
-            return SampleMeaning(pattern, w, 1.0, "time per message", f"a window of {w:g} messages")
+            return SampleMeaning(pattern, w, 1.0, "time per message", f"a window of {w:g} messages",
+                                 "time per message")
         return SampleMeaning(pattern, w, 2.0, "time per message pair (both directions)",
-                             f"a window of {w:g} messages each way")
+                             f"a window of {w:g} messages each way", "time per message pair")
     if pattern == "doublebuffer":
         return SampleMeaning(pattern, 2.0, 1.0, "time per buffer (received and summed)",
-                             "two buffers received and summed")
+                             "two buffers received and summed", "time per buffer")
     if pattern == "overhead":
-        return SampleMeaning(pattern, 2.0, 1.0, "half an iteration (send call + receive call) ",
-                             "one send call and one receive call")
-    return SampleMeaning(pattern or "pingpong", 2.0, 1.0, "one-way latency (round trip / 2)", "one round trip")
+        return SampleMeaning(pattern, 2.0, 1.0, "half an iteration (send call + receive call)",
+                             "one send call and one receive call", "half an iteration")
+    return SampleMeaning(pattern or "pingpong", 2.0, 1.0, "one-way latency (round trip / 2)", "one round trip",
+                         "one-way latency")
 
 
 def run_meaning(run) -> SampleMeaning:
