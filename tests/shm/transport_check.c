@@ -1,7 +1,8 @@
 /* Two real processes drive a reference transport module (shm or tcp)
  * directly through its ops table and check what versus-run cannot see:
  * payloads arrive intact at every size (odd ones included), tags match in
- * order with early arrivals, a too-short receive fails with -EMSGSIZE and
+ * order with early arrivals, messages sharing a tag are received in the
+ * order sent, a too-short receive fails with -EMSGSIZE and
  * the stream stays usable, and a peer that dies is reported, never waited
  * for forever.
  *
@@ -220,6 +221,69 @@ static int check_early_arrivals(check_t *c, size_t len7, size_t len8)
     return 0;
 }
 
+/* Three messages with one tag, eager and staged sizes mixed, land in the
+ * receives of that tag in the order they were sent: when they arrive before
+ * any receive (unexpected queue) and when the receives wait for them
+ * (posted queue). */
+static int check_same_tag_order(check_t *c, int posted_first)
+{
+    static const size_t len[3] = {100, 200000, 37};
+    const size_t cap = 200001;
+    const uint64_t tag = posted_first ? 6 : 5;
+    vs_mem_t s[3], r[3];
+    vs_req_t q[3];
+    int rc = 0;
+    for (int i = 0; i < 3; i++) {
+        s[i] = (vs_mem_t){malloc(len[i]), len[i], NULL};
+        r[i] = (vs_mem_t){malloc(cap), cap, NULL};
+        if (!s[i].addr || !r[i].addr)
+            FAIL(c, "out of memory");
+        fill(s[i].addr, len[i], 50 + i);
+    }
+    if (c->rank == 1) {
+        if (posted_first && c->bs.barrier(&c->bs))
+            FAIL(c, "barrier");
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = c->ops->post_send(c->t, &s[i], len[i], 0, tag, &q[i]);
+        if (rc)
+            FAIL(c, "posting sends with one tag: %s", strerror(-rc));
+        if (!posted_first && c->bs.barrier(&c->bs))
+            FAIL(c, "barrier");
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = c->ops->wait(c->t, &q[i]);
+        if (rc)
+            FAIL(c, "sends with one tag: %s", strerror(-rc));
+    } else {
+        if (!posted_first) {
+            if (c->bs.barrier(&c->bs))
+                FAIL(c, "barrier");
+            usleep(20000); /* let them arrive before anything is posted */
+        }
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = c->ops->post_recv(c->t, &r[i], cap, 1, tag, &q[i]);
+        if (rc)
+            FAIL(c, "posting receives with one tag: %s", strerror(-rc));
+        if (posted_first && c->bs.barrier(&c->bs))
+            FAIL(c, "barrier");
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = c->ops->wait(c->t, &q[i]);
+        if (rc)
+            FAIL(c, "receives with one tag: %s", strerror(-rc));
+        for (int i = 0; i < 3; i++)
+            if (verify(c, r[i].addr, len[i], 50 + i, posted_first ? "posted, one tag" : "early, one tag"))
+                return 1;
+    }
+    for (int i = 0; i < 3; i++) {
+        free(s[i].addr);
+        free(r[i].addr);
+    }
+    if (c->bs.barrier(&c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: messages with one tag matched in the order sent (%s)\n", c->rank,
+           posted_first ? "receives posted first" : "early arrivals");
+    return 0;
+}
+
 /* A receive shorter than the message fails with -EMSGSIZE, and the next
  * message on the same pair still arrives intact. */
 static int check_too_short(check_t *c, size_t len)
@@ -290,7 +354,8 @@ static int rank_main(const char *path, int rank, int fd, size_t max, int peer_de
         return check_peer_death(&c);
     if (check_sizes(&c, max) || check_early_arrivals(&c, 100, 37) ||
         check_early_arrivals(&c, 200000, 100) || check_early_arrivals(&c, 300001, 150001) ||
-        check_early_arrivals(&c, 0, 70000) || check_too_short(&c, 1000) ||
+        check_early_arrivals(&c, 0, 70000) || check_same_tag_order(&c, 0) ||
+        check_same_tag_order(&c, 1) || check_too_short(&c, 1000) ||
         check_too_short(&c, 300000))
         return 1;
     c.ops->close(c.t);
