@@ -59,6 +59,8 @@ class RegimeStatement:
     faster_pct: float | None        # (1 - ratio) * 100, A relative to B; positive = A faster
     faster_pct_pm: float | None     # half width of its 95 % CI
     text: str
+    ratio: float | None = None      # the regime's ratio A/B (geometric mean over its sizes)
+    ratio_ci: list[float] | None = None   # and its 95 % CI
 
 
 @dataclass
@@ -277,17 +279,19 @@ def regime_statements(cmp: Comparison, regime_ratio=None) -> list[RegimeStatemen
             out.append(RegimeStatement("~", lo, hi, len(grp), None, None,
                                        f"no significant difference {span}"))
         elif mark == "=":
-            pct, pm = _regime_effect(rci(grp))
+            r = rci(grp)
+            pct, pm = _regime_effect(r)
             out.append(RegimeStatement("=", lo, hi, len(grp), pct, pm,
                                        f"no practical difference {span} (significant but under "
-                                       f"{cmp.min_effect * 100:.0f} %: A {pct:+.1f} % faster)"))
+                                       f"{cmp.min_effect * 100:.0f} %: A {pct:+.1f} % faster)",
+                                       r[0], [r[1], r[2]]))
         else:
             r = rci(grp)
             pct, pm = _regime_effect(r)
             first = grp[0]
             text = (f"{cmp.a_label} is {effect_words(r)} than {cmp.b_label} {span} "
                     f"({first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)})")
-            out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text))
+            out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text, r[0], [r[1], r[2]]))
     return out
 
 

@@ -243,10 +243,11 @@ def annotate_regimes(cmp) -> None:
 def method_words(sizes: list[dict]) -> str:
     """How the sizes of a comparison (JSON form) were tested, for a table's legend."""
     kinds = {s.get("inference", WITHIN) for s in sizes}
-    within = ("within one launch a side: one-way medians, ratio A/B with 95 % bootstrap CI, "
+    within = ("within one launch a side: medians, ratio A/B with 95 % bootstrap CI, "
               "Mann-Whitney U")
     between = ("between launches: geometric means of launch medians, ratio A/B with 95 % CI and "
-               "p from Student's t (two-stage bootstrap SE, launch variance pooled over both sides)")
+               "p from Student's t (two-stage bootstrap SE, launch variance pooled over both sides; "
+               "a regime's CI from each launch's geometric mean over the regime)")
     if kinds == {BETWEEN}:
         return between
     if kinds == {WITHIN} or not kinds:

@@ -1,7 +1,8 @@
 """Per-size statistics of round-trip samples (vectorised; sorts once).
 
-All times in the returned `SizeStats` are one-way nanoseconds (round trip / 2)
-unless the field name says `rtt`.  Bandwidth is total bytes over total time:
+All times in the returned `SizeStats` are nanoseconds of the pattern's reported
+time (units.py: one-way = round trip / 2 for a ping-pong, time per message for
+a stream, ...) unless the field name says `rtt`.  Bandwidth is total bytes over total time:
 a ping-pong moves `bytes` each way per round trip, so the one-way bandwidth
 is bytes / (mean RTT / 2), never a mean of per-sample rates.
 """
