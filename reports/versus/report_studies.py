@@ -10,6 +10,7 @@ from __future__ import annotations
 from .analysis import analyse_run
 from .compare import compare_runs
 from .studies import control_limits, run_statistics, variant_table
+from .units import run_meaning
 
 TITLES = {
     "seed000": "Seed 000: blocking vs non-blocking receive (latency, buffer size, bandwidth)",
@@ -75,18 +76,22 @@ def _runstats_table(tid, caption, cfgs, nbytes=None):
 
 
 def _transitions_table(tid, caption, cfgs, min_bytes=0):
+    """Jumps are given per raw sample (a ping-pong's round trip, as the seeds
+    report them): the reported time's jump times the pattern's divisor."""
     rows = []
     for c in cfgs:
         a = analyse_run(c.pooled, min_bytes=min_bytes)
+        div = run_meaning(c.pooled).divisor
         for t in a.transitions:
-            rows.append([c.id, t.kind, t.bytes, t.after_bytes, t.before_bytes, t.jump_us * 2, t.label])
+            rows.append([c.id, t.kind, t.bytes, t.after_bytes, t.before_bytes, t.jump_us * div, t.label])
         if not a.transitions:
             rows.append([c.id, "none detected", None, None, None, None, "one regime fits every size"])
         for sc in a.staircases:
             rows.append([c.id, "staircase", sc.first_bytes, sc.first_bytes, sc.last_bytes,
-                         sc.step_height_us * 2, f"period {sc.period_bytes:.0f} B, {sc.steps} steps"])
+                         sc.step_height_us * div, f"period {sc.period_bytes:.0f} B, {sc.steps} steps"])
+    unit = run_meaning(cfgs[0].pooled).sample_label if cfgs else "one round trip"
     return _table(tid, caption, [("configuration", "text"), ("kind", "text"), ("at", "bytes"),
-                                 ("after", "bytes"), ("before", "bytes"), ("jump (round trip) µs", "us"),
+                                 ("after", "bytes"), ("before", "bytes"), (f"jump µs (per {unit})", "us"),
                                  ("attribution", "text")], rows)
 
 
