@@ -6,6 +6,7 @@ not built it exits 77 (Meson's skip) and says why.
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,3 +100,44 @@ def check_size_records(sizes, expect_bytes, iterations):
         check(all(isinstance(v, int) and v > 0 for v in s["samples_ns"]),
               f"{s['bytes']} B: every sample is a positive integer")
         check(isinstance(s["batch"], int) and s["batch"] >= 1, f"{s['bytes']} B: batch >= 1")
+
+
+def pingpong_args(transport, variant, spec, iterations, iterations_large, warmup, warmup_large, out):
+    """versus-run arguments for a ping-pong over `transport` of the sizes in `spec`, written to `out`."""
+    return ["--transport", transport, "--pattern", "pingpong", "--variant", variant,
+            "--sizes", spec, "--iterations", str(iterations), "--iterations-large", str(iterations_large),
+            "--warmup", str(warmup), "--warmup-large", str(warmup_large),
+            "--out", out, "--timeout", "60", "--quiet"]
+
+
+def check_pingpong_run(out, transport, library, variant, sizes, iterations, iterations_large,
+                       launcher=None, faster=(8, 1 << 20)):
+    """Check what every two-rank ping-pong run must show and return (run, size records, medians).
+
+    The JSONL at `out` ends with status ok after every size; it names two ranks,
+    the variant (and the launcher when given), and the transport as `transport`
+    from `library`; there is a record per size of `sizes`, in order, holding
+    `iterations` samples (`iterations_large` from the run's large_from_bytes on);
+    and of the two sizes in `faster` the first has the shorter median round trip
+    (the samples measure moving data).
+    """
+    run_rec, recs, end = read_jsonl(out)
+    check(end is not None and end.get("status") == "ok", "end record says ok")
+    check(end["sizes_completed"] == len(sizes), "every size completed")
+    check(run_rec["ranks"] == 2, "two ranks")
+    check(run_rec["variant"] == variant, f"variant recorded as {variant}")
+    if launcher is not None:
+        check(run_rec["launcher"]["name"] == launcher,
+              f"launcher recorded as {launcher} (got {run_rec['launcher']['name']})")
+    check([s["bytes"] for s in recs] == list(sizes), f"sizes {list(sizes)} in order")
+    large_from = run_rec["iterations"]["large_from_bytes"]
+    for s in recs:
+        check_size_records([s], [s["bytes"]], iterations_large if s["bytes"] >= large_from else iterations)
+    tr = run_rec["transport"]
+    check(tr["name"] == transport and tr["library"] == library,
+          f"transport is {transport} / {library} (got {tr['name']} / {tr['library']})")
+    med = {s["bytes"]: statistics.median(s["samples_ns"]) for s in recs}
+    small, large = faster
+    check(med[small] < med[large],
+          f"{small} B round trip ({med[small]:.0f} ns) is faster than {large} B ({med[large]:.0f} ns)")
+    return run_rec, recs, med

@@ -29,20 +29,11 @@ def main():
     vstest.need_module("tcp")
     out = os.path.join(vstest.tmpdir(), "tcp.jsonl")
     opts = [] if a.mode == "poll" else ["--transport-opt", "mode=block"]
-    vstest.run(["--transport", "tcp", "--launch", "local", "-n", "2", "--variant", a.variant,
-                "--sizes", SPEC, "--iterations", str(ITER), "--iterations-large", str(ITER_LARGE),
-                "--warmup", "10", "--warmup-large", "2", "--timeout", "60", "--quiet", "--validate",
-                "--out", out] + opts, timeout=240, check_rc=0)
-    run, sizes, end = vstest.read_jsonl(out)
-    vstest.check(end is not None and end["status"] == "ok", "end record says ok")
-    vstest.check([s["bytes"] for s in sizes] == SIZES, "a record for every size, in order")
-    for s in sizes:
-        n = ITER_LARGE if s["bytes"] >= 65536 else ITER
-        vstest.check(len(s["samples_ns"]) == n and all(isinstance(v, int) and v > 0
-                                                       for v in s["samples_ns"]),
-                     f"{s['bytes']} B: {n} positive samples")
+    vstest.run(vstest.pingpong_args("tcp", a.variant, SPEC, ITER, ITER_LARGE, 10, 2, out)
+               + ["--launch", "local", "-n", "2", "--validate"] + opts, timeout=240, check_rc=0)
+    run, _, _ = vstest.check_pingpong_run(out, "tcp", "versus", a.variant, SIZES, ITER, ITER_LARGE,
+                                          launcher="local", faster=(8, 4 << 20))
     tr = run["transport"]
-    vstest.check(tr["name"] == "tcp" and tr["library"] == "versus", "transport is versus tcp")
     vstest.check(tr["provider"] == "tcp/" + a.mode, f"provider tcp/{a.mode} (got {tr['provider']})")
     at = tr["attrs"]
     vstest.check(at.get("mode") == a.mode, "attr mode")
@@ -52,8 +43,6 @@ def main():
     th = tr["thresholds"]
     vstest.check(th.get("so_sndbuf", 0) > 0 and th.get("so_rcvbuf", 0) > 0,
                  f"the kernel's socket buffer sizes are recorded ({th})")
-    med = {s["bytes"]: sorted(s["samples_ns"])[len(s["samples_ns"]) // 2] for s in sizes}
-    vstest.check(med[8] < med[4 << 20], f"8 B round trip ({med[8]} ns) is faster than 4 MiB ({med[4 << 20]} ns)")
     return 0
 
 
