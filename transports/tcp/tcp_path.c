@@ -15,6 +15,30 @@
 #define REQ_OF(l) VS_MATCHQ_ENTRY(l, tcp_req_t, link)
 #define UNEXP_OF(l) VS_MATCHQ_ENTRY(l, tcp_unexp_t, link)
 
+/* A socket call to or from `peer` failed for good: log why, return -errno. */
+__attribute__((cold)) static int sock_error(vs_transport_t *t, int peer, const char *what, int e)
+{
+    if (e == EPIPE || e == ECONNRESET) {
+        ERR(t, "rank %d closed the connection%s", peer, e == ECONNRESET ? " (reset)" : "");
+        return -ECONNRESET;
+    }
+    ERR(t, "%s rank %d: %s", what, peer, strerror(e));
+    return -e;
+}
+
+/* After a socket call to or from `peer` failed: 1 when a signal interrupted
+ * it (call again), 0 when it would block (the polling path), else as
+ * sock_error. */
+static inline int sock_failed(vs_transport_t *t, int peer, const char *what)
+{
+    int e = errno;
+    if (e == EINTR)
+        return 1;
+    if (e == EAGAIN || e == EWOULDBLOCK)
+        return 0;
+    return sock_error(t, peer, what, e);
+}
+
 /* ---- sending ------------------------------------------------------------ */
 
 static const unsigned char tcp_zeros[TCP_ALIGN];
@@ -42,17 +66,10 @@ static int send_step(vs_transport_t *t, tcp_peer_t *p, tcp_req_t *r, int flags)
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         ssize_t k = sendmsg(p->fd, &mh, flags | MSG_NOSIGNAL);
         if (k < 0) {
-            if (errno == EINTR)
+            int rc = sock_failed(t, r->peer, "send to");
+            if (rc > 0)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            int e = errno;
-            if (e == EPIPE || e == ECONNRESET) {
-                ERR(t, "rank %d closed the connection", r->peer);
-                return -ECONNRESET;
-            }
-            ERR(t, "send to rank %d: %s", r->peer, strerror(e));
-            return -e;
+            return rc;
         }
         r->off += (size_t)k;
         p->tx_stream += (uint64_t)k;
@@ -248,17 +265,9 @@ static int rx_progress(vs_transport_t *t, int peer, tcp_peer_t *p, const int *un
             return -ECONNRESET;
         }
         if (k < 0) {
-            if (errno == EINTR)
+            if ((rc = sock_failed(t, peer, "receive from")) > 0)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            int e = errno;
-            if (e == ECONNRESET) {
-                ERR(t, "rank %d closed the connection (reset)", peer);
-                return -ECONNRESET;
-            }
-            ERR(t, "receive from rank %d: %s", peer, strerror(e));
-            return -e;
+            return rc;
         }
         if (direct) {
             p->got += (size_t)k;
