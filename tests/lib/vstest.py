@@ -102,6 +102,15 @@ def check_size_records(sizes, expect_bytes, iterations):
         check(isinstance(s["batch"], int) and s["batch"] >= 1, f"{s['bytes']} B: batch >= 1")
 
 
+def check_options_refused(args, cases, outdir):
+    """Each (KEY=VALUE, word) of `cases`, added to versus-run `args` as a transport
+    option, is a usage error: exit 2 with a message that names `word`."""
+    for opt, word in cases:
+        p = run(args + ["--transport-opt", opt, "--out", os.path.join(outdir, "refused.jsonl")], timeout=60)
+        check(p.returncode == 2, f"{opt} exits 2 (got {p.returncode})")
+        check(word in p.stderr, f"the message names {word}")
+
+
 def pingpong_args(transport, variant, spec, iterations, iterations_large, warmup, warmup_large, out):
     """versus-run arguments for a ping-pong over `transport` of the sizes in `spec`, written to `out`."""
     return ["--transport", transport, "--pattern", "pingpong", "--variant", variant,

@@ -13,11 +13,8 @@ def main():
     d = vstest.tmpdir()
     base = ["--transport", "tcp", "--launch", "local", "-n", "2", "--sizes", "8,100000",
             "--iterations", "20", "--warmup", "5", "--timeout", "30", "--quiet"]
-    for opt, word in (("no_such_key=1", "no_such_key"), ("mode=sometimes", "mode"),
-                      ("sockbuf=lots", "sockbuf"), ("addr=not-an-ip", "addr")):
-        p = vstest.run(base + ["--transport-opt", opt, "--out", os.path.join(d, "bad.jsonl")], timeout=60)
-        vstest.check(p.returncode == 2, f"{opt} exits 2 (got {p.returncode})")
-        vstest.check(word in p.stderr, f"the message names {word}")
+    vstest.check_options_refused(base, (("no_such_key=1", "no_such_key"), ("mode=sometimes", "mode"),
+                                        ("sockbuf=lots", "sockbuf"), ("addr=not-an-ip", "addr")), d)
     out = os.path.join(d, "ok.jsonl")
     vstest.run(base + ["--transport-opt", "sockbuf=256K", "--transport-opt", "addr=127.0.0.1",
                        "--transport-opt", "mode=block", "--out", out], timeout=60, check_rc=0)
