@@ -238,12 +238,20 @@ static int seg_attach(vs_transport_t *t, const shm_hello_t *h0)
     return rc;
 }
 
-/* Everyone's status after an exchange: the first failure, and who had it. */
-static int first_failure(const shm_hello_t *all, int n, int *who)
+/* Every rank tells the others how its `step` ("create", "map") of the
+ * segment went; returns the first failure, named when another rank had it. */
+static int exchange_status(vs_transport_t *t, vs_bootstrap_t *bs, const shm_hello_t *me,
+                           shm_hello_t *all, const char *step)
 {
-    for (int r = 0; r < n; r++)
+    int rc = bs->exchange(bs, me, all, sizeof *me);
+    if (rc) {
+        ERR(t, "bootstrap exchange after the step '%s the shared segment' failed", step);
+        return rc;
+    }
+    for (int r = 0; r < t->size; r++)
         if (all[r].status) {
-            *who = r;
+            if (r != t->rank)
+                ERR(t, "rank %d could not %s the shared segment", r, step);
             return all[r].status;
         }
     return 0;
@@ -291,28 +299,13 @@ static int shm_connect(vs_transport_t *t, vs_bootstrap_t *bs)
         me.status = seg_create(t);
         memcpy(me.name, t->name, sizeof me.name);
     }
-    int who = 0, rc = bs->exchange(bs, &me, all, sizeof me);
-    if (rc) {
-        ERR(t, "bootstrap exchange of the segment name failed");
+    int rc = exchange_status(t, bs, &me, all, "create"); /* rank 0 names the segment */
+    if (rc)
         goto out_unlink;
-    }
-    if ((rc = first_failure(all, t->size, &who))) {
-        if (who != t->rank)
-            ERR(t, "rank %d could not create the shared segment", who);
-        goto out_unlink;
-    }
     if (t->rank != 0)
         me.status = seg_attach(t, &all[0]);
-    rc = bs->exchange(bs, &me, all, sizeof me);
-    if (rc) {
-        ERR(t, "bootstrap exchange after mapping failed");
+    if ((rc = exchange_status(t, bs, &me, all, "map")))
         goto out_unlink;
-    }
-    if ((rc = first_failure(all, t->size, &who))) {
-        if (who != t->rank)
-            ERR(t, "rank %d could not map the shared segment", who);
-        goto out_unlink;
-    }
     peers_setup(t, all);
 out_unlink:
     if (t->named) {
