@@ -86,6 +86,7 @@ struct shm_req {
     shm_large_t large;     /* large receive matched on arrival */
 };
 _Static_assert(sizeof(shm_req_t) <= VS_REQ_BYTES, "request fits core's storage");
+_Static_assert(offsetof(shm_req_t, link) == 0, "a queued request is its link: no offset to apply");
 
 typedef struct shm_peer {
     pid_t pid;

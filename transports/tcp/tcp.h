@@ -47,6 +47,7 @@ struct tcp_req {
     tcp_hdr_t hdr;    /* send: the header being written */
 };
 _Static_assert(sizeof(tcp_req_t) <= VS_REQ_BYTES, "request fits core's storage");
+_Static_assert(offsetof(tcp_req_t, link) == 0, "a queued request is its link: no offset to apply");
 
 /* An arrival nobody asked for yet (payload kept here). */
 typedef struct tcp_unexp {
