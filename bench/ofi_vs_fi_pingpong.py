@@ -22,7 +22,7 @@ each (the least disturbed launch, as NetPIPE keeps the best of its trials) (late
 > 1 means versus is faster).
 
 usage: bench/ofi_vs_fi_pingpong.py [--versus PATH] [--providers tcp,shm] [--rounds 7]
-                                    [--cpus 0,1] [--iters 1000] [--warmup 100]
+                                    [--cpus 0,1] [--iters 200] [--warmup 100]
                                     [--api tagged|msg] [--keep DIR]
 """
 import argparse
@@ -131,7 +131,8 @@ def main():
     ap.add_argument("--providers", default="tcp,shm")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--cpus", default="0,1", help="rank 0 / server core, rank 1 / client core")
-    ap.add_argument("--iters", type=int, default=1000, help="round trips per size and launch, both tools")
+    ap.add_argument("--iters", type=int, default=200,
+                    help="round trips per size and launch, both tools (fi_pingpong -S all runs every size up to 6 MiB this often)")
     ap.add_argument("--warmup", type=int, default=100, help="versus warm-up round trips per size")
     ap.add_argument("--api", choices=["tagged", "msg"], default="tagged",
                     help="message API for both tools (fi_pingpong -m, versus api=)")
