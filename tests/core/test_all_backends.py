@@ -11,3 +11,10 @@ rows = {ln.split()[0]: ln.split()[1] for ln in p.stdout.splitlines()[1:] if ln a
 for name in expected:
     vt.check(name in vt.BUILT, f"transport module '{name}' was built")
     vt.check(rows.get(name) == "yes", f"transport module '{name}' loads (--list says {rows.get(name)})")
+
+# libfabric: --list names the providers that work here (tcp and shm at least on Linux)
+ofi_lines = [ln for ln in p.stdout.splitlines() if "providers usable here" in ln]
+vt.check(len(ofi_lines) == 1, "--list names the usable libfabric providers")
+usable = ofi_lines[0].split(":", 1)[1] if ofi_lines else ""
+vt.check("tcp" in usable and "shm" in usable and "sockets" not in usable,
+         f"usable providers include tcp and shm, not the refused sockets ({usable.strip()})")

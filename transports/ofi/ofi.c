@@ -788,6 +788,17 @@ static int vs_ofi_query(vs_transport_t *t, vs_transport_info_t *info)
     return 0;
 }
 
+/* For `versus-run --list`: which providers can be used here. */
+static int vs_ofi_describe(char *buf, size_t len)
+{
+    vs_transport_t none;
+    char usable[512];
+    memset(&none, 0, sizeof none);
+    vs_ofi_usable_list(&none, usable, sizeof usable);
+    snprintf(buf, len, "providers usable here (--transport-opt provider=NAME): %s", usable);
+    return 0;
+}
+
 static const vs_transport_ops_t vs_ofi_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
@@ -808,6 +819,7 @@ static const vs_transport_ops_t vs_ofi_ops = {
     .progress = vs_ofi_progress,
     .send = NULL,
     .recv = NULL,
+    .describe = vs_ofi_describe,
 };
 
 VS_TRANSPORT_DEFINE(vs_ofi_ops)
