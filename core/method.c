@@ -175,10 +175,6 @@ int vs_method_check(struct vs_options *o, char *err, size_t errlen)
             snprintf(err, errlen, "--clock tsc needs an invariant time-stamp counter (constant_tsc and nonstop_tsc in /proc/cpuinfo); use --clock monotonic");
             return -EINVAL;
         }
-        if (strcmp(o->pattern, "pingpong")) {
-            snprintf(err, errlen, "--clock tsc is implemented for the pingpong pattern only, not '%s'", o->pattern);
-            return -EINVAL;
-        }
     }
     if (!m->seed_set) {
         struct timespec ts;

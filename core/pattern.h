@@ -106,4 +106,72 @@ static inline int vs_op_recv(vs_run_t *r, vs_mem_t *m, size_t len, int peer, uin
     return rc ? rc : r->ops->wait(r->t, &req);
 }
 
+/* The echoing side of a round trip (rank 1 of pingpong and overhead):
+ * receive from rank 0 (blocking, or post + wait), then send back. */
+static inline int vs_run_echo(vs_run_t *r, vs_mem_t *rbuf, const vs_mem_t *sbuf, size_t len, int nonblocking,
+                              uint64_t tag)
+{
+    int rc;
+    if (nonblocking) {
+        vs_req_t req;
+        if ((rc = r->ops->post_recv(r->t, rbuf, len, 0, tag, &req)) || (rc = r->ops->wait(r->t, &req)))
+            return rc;
+    } else if ((rc = vs_op_recv(r, rbuf, len, 0, tag))) {
+        return rc;
+    }
+    return vs_op_send(r, sbuf, len, 0, tag);
+}
+
+/* One timed unit of a pattern (a round trip, a window, ...). */
+typedef int (*vs_unit_fn)(vs_run_t *r, void *state, size_t len);
+
+/* Warm-up shared by unit patterns: n units, each timed alone into probe; on
+ * rank 0 *unit_ns = their lower quartile (foreign load only ever adds delay,
+ * so a low quantile estimates one unit better than the median).  Inlined so
+ * that `unit` is called directly. */
+static inline __attribute__((always_inline)) int vs_run_warm_units(vs_run_t *r, vs_unit_fn unit, void *state,
+                                                                   size_t bytes, long n, int64_t *probe,
+                                                                   double *unit_ns, const char *what)
+{
+    *unit_ns = 0;
+    if (r->rank > 1)
+        return 0;
+    for (long i = 0; i < n; i++) {
+        uint64_t t0 = vs_timer_read(&r->timer);
+        int rc = unit(r, state, bytes);
+        if (rc)
+            return vs_run_fail(r, rc, "warm-up %s of %zu B failed", what, bytes);
+        probe[i] = (int64_t)(vs_timer_read(&r->timer) - t0);
+        vs_watchdog_beat(r->wd);
+    }
+    if (n > 0) {
+        vs_median_i64(probe, n); /* sorts */
+        *unit_ns = (double)probe[n / 4];
+    }
+    return 0;
+}
+
+/* The timed loop shared by unit patterns: n samples, each the mean time of
+ * `batch` consecutive units, one clock read per sample. */
+static inline __attribute__((always_inline)) int vs_run_time_units(vs_run_t *r, vs_unit_fn unit, void *state,
+                                                                   size_t bytes, long batch, long n,
+                                                                   int64_t *samples, const char *what)
+{
+    if (r->rank > 1)
+        return 0;
+    uint64_t prev = vs_timer_read(&r->timer);
+    for (long i = 0; i < n; i++) {
+        for (long k = 0; k < batch; k++) {
+            int rc = unit(r, state, bytes);
+            if (rc)
+                return vs_run_fail(r, rc, "%s of %zu B failed", what, bytes);
+        }
+        uint64_t now = vs_timer_read(&r->timer);
+        samples[i] = (int64_t)((now - prev + (uint64_t)batch / 2) / (uint64_t)batch);
+        prev = now;
+        vs_watchdog_beat(r->wd);
+    }
+    return 0;
+}
+
 #endif

@@ -145,7 +145,7 @@ static int timing_rank(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, i
     for (int x = 0; x < 2; x++)
         if ((rc = vs_op_send(r, &p->credit[x], CREDIT_BYTES, 1, ctag[x])))
             return rc;
-    uint64_t prev = vs_now_ns();
+    uint64_t prev = vs_timer_read(&r->timer);
     for (long s = 0; s < n; s++) {
         for (long k = 0; k < batch; k++) {
             int last = s == n - 1 && k == batch - 1;
@@ -166,7 +166,7 @@ static int timing_rank(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, i
                     return rc;
             }
         }
-        uint64_t now = vs_now_ns();
+        uint64_t now = vs_timer_read(&r->timer);
         if (out)
             out[s] = (int64_t)((now - prev + (uint64_t)batch / 2) / (uint64_t)batch);
         prev = now;
@@ -227,10 +227,10 @@ static int exchange(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, int 
 /* Rank 0: n samples of summing both buffers, no communication. */
 static int compute_only(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, int64_t *out)
 {
-    uint64_t t0 = vs_now_ns();
+    uint64_t t0 = vs_timer_read(&r->timer);
     for (int x = 0; x < 2; x++)
         sum_buffer(r, p, x, bytes, 0);
-    uint64_t one = vs_now_ns() - t0;
+    uint64_t one = vs_timer_read(&r->timer) - t0;
     long reps = batch;
     if (one > 0 && (double)one * (double)reps < MIN_COMPUTE_NS)
         reps = (long)(MIN_COMPUTE_NS / (double)one) + 1;
@@ -239,11 +239,11 @@ static int compute_only(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, 
     if (reps > MAX_COMPUTE_REPS)
         reps = MAX_COMPUTE_REPS;
     for (long s = 0; s < n; s++) {
-        uint64_t a = vs_now_ns();
+        uint64_t a = vs_timer_read(&r->timer);
         for (long k = 0; k < reps; k++)
             for (int x = 0; x < 2; x++)
                 sum_buffer(r, p, x, bytes, 0);
-        out[s] = (int64_t)((vs_now_ns() - a + (uint64_t)reps / 2) / (uint64_t)reps);
+        out[s] = (int64_t)((vs_timer_read(&r->timer) - a + (uint64_t)reps / 2) / (uint64_t)reps);
         vs_watchdog_beat(r->wd);
     }
     return 0;

@@ -30,40 +30,32 @@ static inline int iteration(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
 {
     const vs_transport_ops_t *ops = r->ops;
     int rc;
-    if (r->rank == 1) {
-        if (p->nonblocking) {
-            vs_req_t req;
-            if ((rc = ops->post_recv(r->t, &p->rbuf, len, 0, TAG, &req)) || (rc = ops->wait(r->t, &req)))
-                return rc;
-        } else if ((rc = vs_op_recv(r, &p->rbuf, len, 0, TAG))) {
-            return rc;
-        }
-        return vs_op_send(r, &p->sbuf, len, 0, TAG);
-    }
+    if (r->rank == 1)
+        return vs_run_echo(r, &p->rbuf, &p->sbuf, len, p->nonblocking, TAG);
     if (p->nonblocking) {
         vs_req_t req;
-        uint64_t t0 = vs_now_ns();
+        uint64_t t0 = vs_timer_read(&r->timer);
         if ((rc = ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
             return rc;
-        uint64_t t1 = vs_now_ns();
+        uint64_t t1 = vs_timer_read(&r->timer);
         if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
             return rc;
-        uint64_t t2 = vs_now_ns();
+        uint64_t t2 = vs_timer_read(&r->timer);
         if ((rc = ops->wait(r->t, &req)))
             return rc;
-        uint64_t t3 = vs_now_ns();
+        uint64_t t3 = vs_timer_read(&r->timer);
         acc[0] += t3 - t0;
         acc[1] += t2 - t1;
         acc[2] += (t1 - t0) + (t3 - t2);
         return 0;
     }
-    uint64_t t0 = vs_now_ns();
+    uint64_t t0 = vs_timer_read(&r->timer);
     if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
         return rc;
-    uint64_t t1 = vs_now_ns();
+    uint64_t t1 = vs_timer_read(&r->timer);
     if ((rc = vs_op_recv(r, &p->rbuf, len, 1, TAG)))
         return rc;
-    uint64_t t2 = vs_now_ns();
+    uint64_t t2 = vs_timer_read(&r->timer);
     acc[0] += t2 - t0;
     acc[1] += t1 - t0;
     acc[2] += t2 - t1;

@@ -16,33 +16,24 @@ typedef struct pp {
 } pp_t;
 
 /* One round trip seen from r->rank: the timed loop's body. */
-static inline int round_trip(vs_run_t *r, pp_t *p, size_t len)
+static inline __attribute__((always_inline)) int round_trip(vs_run_t *r, void *state, size_t len)
 {
+    pp_t *p = state;
     const vs_transport_ops_t *ops = r->ops;
     int rc;
-    if (r->rank == 0) {
-        if (p->nonblocking) {
-            vs_req_t req;
-            if ((rc = ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
-                return rc;
-            if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
-                return rc;
-            return ops->wait(r->t, &req);
-        }
-        if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
-            return rc;
-        return vs_op_recv(r, &p->rbuf, len, 1, TAG);
-    }
+    if (r->rank != 0)
+        return vs_run_echo(r, &p->rbuf, &p->sbuf, len, p->nonblocking, TAG);
     if (p->nonblocking) {
         vs_req_t req;
-        if ((rc = ops->post_recv(r->t, &p->rbuf, len, 0, TAG, &req)))
+        if ((rc = ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
             return rc;
-        if ((rc = ops->wait(r->t, &req)))
+        if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
             return rc;
-    } else if ((rc = vs_op_recv(r, &p->rbuf, len, 0, TAG))) {
-        return rc;
+        return ops->wait(r->t, &req);
     }
-    return vs_op_send(r, &p->sbuf, len, 0, TAG);
+    if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+        return rc;
+    return vs_op_recv(r, &p->rbuf, len, 1, TAG);
 }
 
 static int pp_setup(vs_run_t *r, size_t max_bytes, void **state)
@@ -58,47 +49,12 @@ static int pp_setup(vs_run_t *r, size_t max_bytes, void **state)
 
 static int pp_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
 {
-    pp_t *p = state;
-    *unit_ns = 0;
-    if (r->rank > 1)
-        return 0;
-    /* each warm-up round trip timed alone: a low quantile estimates one unit */
-    for (long i = 0; i < n; i++) {
-        uint64_t t0 = vs_timer_read(&r->timer);
-        int rc = round_trip(r, p, bytes);
-        if (rc)
-            return vs_run_fail(r, rc, "warm-up round trip of %zu B failed", bytes);
-        probe[i] = (int64_t)(vs_timer_read(&r->timer) - t0);
-        vs_watchdog_beat(r->wd);
-    }
-    if (n > 0) {
-        /* foreign load only ever adds delay: the lower quartile estimates
-         * the unit better than the median on a busy host */
-        vs_median_i64(probe, n); /* sorts */
-        *unit_ns = (double)probe[n / 4];
-    }
-    return 0;
+    return vs_run_warm_units(r, round_trip, state, bytes, n, probe, unit_ns, "round trip");
 }
 
 static int pp_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
-    pp_t *p = state;
-    if (r->rank > 1)
-        return 0;
-    int64_t *samples = series[0];
-    uint64_t prev = vs_timer_read(&r->timer);
-    for (long i = 0; i < n; i++) {
-        for (long k = 0; k < batch; k++) {
-            int rc = round_trip(r, p, bytes);
-            if (rc)
-                return vs_run_fail(r, rc, "round trip of %zu B failed", bytes);
-        }
-        uint64_t now = vs_timer_read(&r->timer);
-        samples[i] = (int64_t)((now - prev + (uint64_t)batch / 2) / (uint64_t)batch);
-        prev = now;
-        vs_watchdog_beat(r->wd);
-    }
-    return 0;
+    return vs_run_time_units(r, round_trip, state, bytes, batch, n, series[0], "round trip");
 }
 
 static void pp_teardown(vs_run_t *r, void *state)

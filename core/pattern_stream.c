@@ -41,8 +41,9 @@ static int wait_all(vs_run_t *r, vs_req_t *req, long n)
     return 0;
 }
 
-static inline int window(vs_run_t *r, st_t *p, size_t len)
+static inline __attribute__((always_inline)) int window(vs_run_t *r, void *state, size_t len)
 {
+    st_t *p = state;
     const vs_transport_ops_t *ops = r->ops;
     int peer = 1 - r->rank, rc;
     long w = p->window;
@@ -94,39 +95,12 @@ static int bi_setup(vs_run_t *r, size_t max_bytes, void **state) { return setup(
 
 static int st_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
 {
-    *unit_ns = 0;
-    if (r->rank > 1)
-        return 0;
-    for (long i = 0; i < n; i++) {
-        uint64_t t0 = vs_now_ns();
-        int rc = window(r, state, bytes);
-        if (rc)
-            return vs_run_fail(r, rc, "warm-up window of %zu B messages failed", bytes);
-        probe[i] = (int64_t)(vs_now_ns() - t0);
-        vs_watchdog_beat(r->wd);
-    }
-    if (n > 0)
-        *unit_ns = vs_median_i64(probe, n);
-    return 0;
+    return vs_run_warm_units(r, window, state, bytes, n, probe, unit_ns, "window of messages");
 }
 
 static int st_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
-    if (r->rank > 1)
-        return 0;
-    uint64_t prev = vs_now_ns();
-    for (long i = 0; i < n; i++) {
-        for (long k = 0; k < batch; k++) {
-            int rc = window(r, state, bytes);
-            if (rc)
-                return vs_run_fail(r, rc, "window of %zu B messages failed", bytes);
-        }
-        uint64_t now = vs_now_ns();
-        series[0][i] = (int64_t)((now - prev + (uint64_t)batch / 2) / (uint64_t)batch);
-        prev = now;
-        vs_watchdog_beat(r->wd);
-    }
-    return 0;
+    return vs_run_time_units(r, window, state, bytes, batch, n, series[0], "window of messages");
 }
 
 static void st_teardown(vs_run_t *r, void *state)
