@@ -574,6 +574,27 @@ static int vs_ofi_wait(vs_transport_t *t, vs_req_t *req)
 
 /* ---------------------------------------------------------------- data path */
 
+/* Post with `call`, driving the completion queue while the provider answers
+ * -FI_EAGAIN (its queues are full); a progress error ends the post. */
+#define VS_OFI_POST(t, rc, call)                  \
+    do {                                          \
+        while (((rc) = (call)) == -FI_EAGAIN) {   \
+            int prc_ = vs_ofi_progress(t);        \
+            if (prc_)                             \
+                return prc_;                      \
+        }                                         \
+    } while (0)
+
+/* A provider that needs FI_MR_LOCAL gets only registered buffers. */
+static int vs_ofi_check_registered(const vs_transport_t *t, const vs_mem_t *mem, const char *what)
+{
+    if (!t->mr_local || mem->desc)
+        return 0;
+    t->host->error(t->host->core, "provider needs registered memory (FI_MR_LOCAL) but the %s buffer "
+                   "was not registered", what);
+    return -EINVAL;
+}
+
 static inline void *vs_ofi_desc(const vs_mem_t *mem)
 {
     return mem->desc ? fi_mr_desc((struct fid_mr *)mem->desc) : NULL;
@@ -592,34 +613,17 @@ static int vs_ofi_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, 
     r->done = 0;
     r->err = 0;
     if (len <= t->inject_size) {
-        for (;;) {
-            rc = t->tagged ? fi_tinject(t->ep, mem->addr, len, dest, tag)
-                           : fi_inject(t->ep, mem->addr, len, dest);
-            if (rc != -FI_EAGAIN)
-                break;
-            int prc = vs_ofi_progress(t);
-            if (prc)
-                return prc;
-        }
+        VS_OFI_POST(t, rc, t->tagged ? fi_tinject(t->ep, mem->addr, len, dest, tag)
+                                     : fi_inject(t->ep, mem->addr, len, dest));
         if (rc)
             return vs_ofi_fail(t, t->tagged ? "fi_tinject" : "fi_inject", rc);
         r->done = 1; /* no completion follows an inject */
         return 0;
     }
-    if (t->mr_local && !mem->desc) {
-        t->host->error(t->host->core, "provider needs registered memory (FI_MR_LOCAL) but the "
-                       "send buffer was not registered");
-        return -EINVAL;
-    }
-    for (;;) {
-        rc = t->tagged ? fi_tsend(t->ep, mem->addr, len, vs_ofi_desc(mem), dest, tag, &r->ctx)
-                       : fi_send(t->ep, mem->addr, len, vs_ofi_desc(mem), dest, &r->ctx);
-        if (rc != -FI_EAGAIN)
-            break;
-        int prc = vs_ofi_progress(t);
-        if (prc)
-            return prc;
-    }
+    if ((rc = vs_ofi_check_registered(t, mem, "send")))
+        return (int)rc;
+    VS_OFI_POST(t, rc, t->tagged ? fi_tsend(t->ep, mem->addr, len, vs_ofi_desc(mem), dest, tag, &r->ctx)
+                                 : fi_send(t->ep, mem->addr, len, vs_ofi_desc(mem), dest, &r->ctx));
     if (rc)
         return vs_ofi_fail(t, t->tagged ? "fi_tsend" : "fi_send", rc);
     return 0;
@@ -634,23 +638,13 @@ static int vs_ofi_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int pe
 
     if (peer < 0 || peer >= t->n_peers)
         return -EINVAL;
-    if (t->mr_local && !mem->desc) {
-        t->host->error(t->host->core, "provider needs registered memory (FI_MR_LOCAL) but the "
-                       "receive buffer was not registered");
-        return -EINVAL;
-    }
+    if ((rc = vs_ofi_check_registered(t, mem, "receive")))
+        return (int)rc;
     src = t->directed_recv ? t->peers[peer] : FI_ADDR_UNSPEC;
     r->done = 0;
     r->err = 0;
-    for (;;) {
-        rc = t->tagged ? fi_trecv(t->ep, mem->addr, len, vs_ofi_desc(mem), src, tag, 0, &r->ctx)
-                       : fi_recv(t->ep, mem->addr, len, vs_ofi_desc(mem), src, &r->ctx);
-        if (rc != -FI_EAGAIN)
-            break;
-        int prc = vs_ofi_progress(t);
-        if (prc)
-            return prc;
-    }
+    VS_OFI_POST(t, rc, t->tagged ? fi_trecv(t->ep, mem->addr, len, vs_ofi_desc(mem), src, tag, 0, &r->ctx)
+                                 : fi_recv(t->ep, mem->addr, len, vs_ofi_desc(mem), src, &r->ctx));
     if (rc)
         return vs_ofi_fail(t, t->tagged ? "fi_trecv" : "fi_recv", rc);
     return 0;
