@@ -1,29 +1,30 @@
 #!/usr/bin/env python3
 """versus --transport ofi against libfabric's own fi_pingpong, side by side.
 
-For each provider (tcp, shm by default) the two tools run back to back on the
-same two cores, interleaved A B A B over several rounds (8-byte one-way
-latency and 1 MiB bandwidth from each launch), so that drift and the host
-moving its vCPUs hit both alike.
+For each provider (tcp, shm by default) and size (8 B latency, 1 MiB
+bandwidth), both tools are launched on the same two cores, alternating launch
+by launch, LAUNCHES times each per round; launches are the unit because a host
+like this one keeps a launch's processes on the same virtual CPUs for the
+launch's whole life and moves them between launches.
 
-What each launch yields, made comparable:
-  fi_pingpong prints one figure per size and launch: total time / iterations
-  / 2 ("usec/xfer", a mean one-way time).  It has no warm-up, so it runs all
-  its sizes (-S all) and the smaller sizes before 8 B take the provider's
-  connection set-up; versus measures 8 B and 1 MiB after its own warm-up.  From versus's
-  JSONL (samples_ns are round trips, each the mean of `batch` consecutive
-  ones, with as many round trips per size as fi_pingpong's -I) the same
-  statistic is the mean of the samples / 2; the median of its samples / 2 is
-  printed as well.
-  Bandwidth = bytes / one-way time (1 MB = 1e6 B), as fi_pingpong computes it.
-The table gives the median over rounds of each tool's per-launch figure, the
-ratio versus / native of those medians, and the same for the best round of
-each (the least disturbed launch, as NetPIPE keeps the best of its trials) (latency: < 1 means versus is faster; bandwidth:
-> 1 means versus is faster).
+Each launch is shaped alike:
+  fi_pingpong -e rdm -m tagged -S SIZE -I N: after a control-socket sync it
+    times N round trips with no warm-up (injecting when SIZE < inject size) and
+    prints total time / N / 2 ("usec/xfer", a mean one-way time).
+  versus-run --sizes SIZE --warmup 0 --batch B --iterations N/B: the same N
+    round trips with no warm-up (after versus's own two untimed resync round
+    trips); the same statistic is the mean of the samples / 2.
+N is 10000 round trips at 8 B and 1000 at 1 MiB by default.
+A round's figure per tool is the median of its launches; the result is the
+median over rounds of the per-round ratio versus / fi_pingpong (latency: < 1
+means versus is faster; bandwidth = bytes / one-way time, 1 MB = 1e6 B, ratio
+> 1 means versus is faster), with the distribution-free 95 % interval of that
+median when the project's Python environment (.venv) runs the bench.
+Target: within 5 %.
 
-usage: bench/ofi_vs_fi_pingpong.py [--versus PATH] [--providers tcp,shm] [--rounds 7]
-                                    [--cpus 0,1] [--iters 200] [--warmup 100]
-                                    [--api tagged|msg] [--keep DIR]
+usage: bench/ofi_vs_fi_pingpong.py [--versus PATH] [--providers tcp,shm] [--rounds 10]
+                                    [--launches 5] [--cpus 0,1] [--iters-lat 10000]
+                                    [--iters-bw 1000] [--api tagged|msg] [--keep DIR]
 """
 import argparse
 import json
@@ -37,6 +38,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reports"))
+try:  # the project's order-statistics interval, when run with the project's environment
+    import numpy as np
+    from versus.stats import median_ci_sorted
+except ImportError:
+    median_ci_sorted = None
+
 LAT_BYTES = 8
 BW_BYTES = 1 << 20
 
@@ -47,46 +55,40 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_versus(a, prov, out):
-    """One launch measuring both sizes; returns {bytes: {mean_us, median_us}}, provider, domain."""
-    # the same number of round trips per size as fi_pingpong's -I: batch K
-    # round trips per sample, iters / K samples (a longer window would catch
-    # more of the host's scheduling stalls and make the mean incomparable)
-    samples = str(-(-a.iters // a.batch))
+def run_versus(a, prov, size, iters, out):
+    """One launch of one size; returns (mean one-way us, selected provider, domain)."""
+    batch = a.batch if size == LAT_BYTES else 1
+    samples = str(-(-iters // batch))
     cmd = a.prefix + [a.versus, "--transport", "ofi", "--transport-opt", f"provider={prov}",
-           "--transport-opt", f"api={a.api}", "--variant", a.variant,
-           "--launch", "local", "-n", "2", "--cpus", a.cpus,
-           "--sizes", f"{LAT_BYTES},{BW_BYTES}", "--iterations", samples,
-           "--iterations-large", samples, "--warmup", str(a.warmup),
-           "--warmup-large", str(a.warmup), "--batch", str(a.batch),
-           "--timeout", "60", "--quiet", "--out", out]
+                      "--transport-opt", f"api={a.api}", "--variant", a.variant,
+                      "--launch", "local", "-n", "2", "--cpus", a.cpus, "--sizes", str(size),
+                      "--iterations", samples, "--iterations-large", samples, "--warmup", "0",
+                      "--warmup-large", "0", "--batch", str(batch), "--timeout", "60", "--quiet",
+                      "--out", out]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     if p.returncode != 0:
         sys.exit(f"versus-run failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    run, res = None, {}
+    run, mean = None, None
     with open(out, encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             if rec["record"] == "run":
                 run = rec
-            elif rec["record"] == "size":
+            elif rec["record"] == "size" and rec["bytes"] == size:
                 s = rec["samples_ns"]  # each the mean round trip of `batch` consecutive ones
-                res[rec["bytes"]] = {"mean_us": sum(s) / len(s) / 2e3,
-                                     "median_us": statistics.median(s) / 2e3}
-    if set(res) != {LAT_BYTES, BW_BYTES}:
-        sys.exit(f"versus-run did not record both sizes in {out}")
-    return res, run["transport"]["provider"], run["transport"]["attrs"].get("domain")
+                mean = sum(s) / len(s) / 2e3
+    if mean is None:
+        sys.exit(f"versus-run did not record {size} B in {out}")
+    return mean, run["transport"]["provider"], run["transport"]["attrs"].get("domain")
 
 
 PP_LINE = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([\d.]+)s\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
-PP_LABEL = {LAT_BYTES: "8", BW_BYTES: "1m"}
 
 
-def run_fi_pingpong(a, prov):
-    """One launch over all of fi_pingpong's sizes (-S all): the sizes before 8 B
-    absorb the connection set-up, so the 8 B and 1 MiB rows are warm."""
+def run_fi_pingpong(a, prov, size, iters):
+    """One fi_pingpong launch of one size: its mean one-way time in us."""
     cpu0, cpu1 = a.cpus.split(",")[:2]
-    common = ["-p", prov, "-e", "rdm", "-m", a.api, "-S", "all", "-I", str(a.iters)]
+    common = ["-p", prov, "-e", "rdm", "-m", a.api, "-S", str(size), "-I", str(iters)]
     if a.domain:
         common += ["-d", a.domain]
     for _ in range(5):
@@ -111,36 +113,39 @@ def run_fi_pingpong(a, prov):
                      f"{cli.stdout}{cli.stderr}{srv_err}")
     else:
         sys.exit("fi_pingpong: the client never reached the server")
-    res = {}
     for line in cli.stdout.splitlines():
         m = PP_LINE.match(line)
-        for nbytes, label in PP_LABEL.items():
-            if m and m.group(1) == label:
-                res[nbytes] = {"mean_us": float(m.group(7))}
-    if set(res) != {LAT_BYTES, BW_BYTES}:
-        sys.exit(f"cannot find the 8 B and 1 MiB rows in fi_pingpong's output:\n{cli.stdout}")
-    return res
+        if m:  # the one result row (the header has no "<time>s" column)
+            return float(m.group(7))
+    sys.exit(f"cannot find the result row in fi_pingpong's output:\n{cli.stdout}")
+
+
+def ci_words(xs):
+    if median_ci_sorted is None:
+        return "no interval: run with the project's .venv python"
+    c = median_ci_sorted(np.sort(np.asarray(xs)))
+    return f"95 % CI [{c[0]:.3f}, {c[1]:.3f}]" if c else "too few rounds for a 95 % CI"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--versus", default=os.environ.get("VERSUS_RUN") or
+    ap.add_argument("--versus", "--runner", dest="versus", default=os.environ.get("VERSUS_RUN") or
                     shutil.which("versus-run") or os.path.join(here, "..", "build", "core", "versus-run"))
     ap.add_argument("--fi-pingpong", default=shutil.which("fi_pingpong") or "fi_pingpong")
     ap.add_argument("--providers", default="tcp,shm")
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=10, help="rounds (at least 6 for a 95 %% interval)")
+    ap.add_argument("--launches", type=int, default=5, help="launches of each tool per size and round")
     ap.add_argument("--cpus", default="0,1", help="rank 0 / server core, rank 1 / client core")
-    ap.add_argument("--iters", type=int, default=200,
-                    help="round trips per size and launch, both tools (fi_pingpong -S all runs every size up to 6 MiB this often)")
-    ap.add_argument("--warmup", type=int, default=100, help="versus warm-up round trips per size")
+    ap.add_argument("--iters-lat", type=int, default=10000, help="round trips per 8 B launch, both tools")
+    ap.add_argument("--iters-bw", type=int, default=1000, help="round trips per 1 MiB launch, both tools")
     ap.add_argument("--api", choices=["tagged", "msg"], default="tagged",
                     help="message API for both tools (fi_pingpong -m, versus api=)")
     ap.add_argument("--variant", choices=["blocking", "nonblocking"], default="nonblocking",
-                    help="versus variant (nonblocking pre-posts the receive, as fi_pingpong does)")
+                    help="versus variant (nonblocking posts the receive before sending, as fi_pingpong does)")
     ap.add_argument("--domain", default=None, help="domain for both tools (e.g. lo)")
     ap.add_argument("--batch", type=int, default=10,
-                    help="versus round trips per sample (clock reads stay a small share of a sample)")
+                    help="versus round trips per sample at 8 B (clock reads stay a small share of a sample)")
     ap.add_argument("--keep", default=None, help="keep versus JSONL files in this directory")
     ap.add_argument("--nice", type=int, default=None,
                     help="run both tools under `nice -n N` (e.g. -20 on a host busy with other work)")
@@ -151,51 +156,51 @@ def main():
         return 77
     outdir = a.keep or tempfile.mkdtemp(prefix="versus-ofi-bench-")
     os.makedirs(outdir, exist_ok=True)
+    load = os.getloadavg()[0]
+    if load > 0.5:
+        print(f"warning: load average {load:.2f}: other processes compete for the two cores; "
+              "figures will be noisy", file=sys.stderr)
 
-    try:
-        load = os.getloadavg()[0]
-        if load > 0.5:
-            print(f"warning: load average {load:.2f}: other processes compete for the two cores; "
-                  "figures will be noisy", file=sys.stderr)
-    except OSError:
-        pass
-
-    metrics = [("lat", LAT_BYTES), ("bw", BW_BYTES)]
-    res = {}
-    selected = {}
+    metrics = [("lat", LAT_BYTES, a.iters_lat), ("bw", BW_BYTES, a.iters_bw)]
+    provs = a.providers.split(",")
+    ratios, figs, selected = {}, {}, {}
     for r in range(a.rounds):
-        for prov in a.providers.split(","):
-            v, vprov, vdom = run_versus(a, prov, os.path.join(outdir, f"{prov}-{r}.jsonl"))  # A
-            n = run_fi_pingpong(a, prov)                                                  # B
-            selected[prov] = (vprov, vdom)
-            for name, nbytes in metrics:
-                res.setdefault((prov, name), []).append((v[nbytes], n[nbytes]))
-                print(f"round {r} {prov:4s} {name}: versus mean {v[nbytes]['mean_us']:.3f} us "
-                      f"(median {v[nbytes]['median_us']:.3f}), fi_pingpong {n[nbytes]['mean_us']:.3f} us",
-                      file=sys.stderr, flush=True)
+        for prov in provs:
+            for name, size, iters in metrics:
+                v, n = [], []
+                for k in range(a.launches):
+                    for tool in (("v", "n") if (r + k) % 2 == 0 else ("n", "v")):
+                        if tool == "v":
+                            out = os.path.join(outdir, f"{prov}-{name}-{r}-{k}.jsonl")
+                            mean, vprov, vdom = run_versus(a, prov, size, iters, out)
+                            selected[prov] = (vprov, vdom)
+                            v.append(mean)
+                        else:
+                            n.append(run_fi_pingpong(a, prov, size, iters))
+                vm, nm = statistics.median(v), statistics.median(n)
+                figs.setdefault((prov, name), []).append((vm, nm))
+                ratios.setdefault((prov, name), []).append(vm / nm if name == "lat" else nm / vm)
+                print(f"round {r} {prov:4s} {name}: versus {vm:.3f} us, fi_pingpong {nm:.3f} us "
+                      f"(medians of {a.launches} launches' mean one-way times)", file=sys.stderr, flush=True)
 
     print(f"# versus ofi ({a.variant}, api={a.api}) vs fi_pingpong -e rdm -m {a.api}; cores {a.cpus}; "
-          f"{a.rounds} interleaved rounds; medians over rounds"
+          f"{a.rounds} rounds x {a.launches} launches per tool, size and provider; "
+          f"{a.iters_lat} / {a.iters_bw} round trips per 8 B / 1 MiB launch"
           + (f"; nice {a.nice}" if a.nice is not None else ""))
-    print("# one-way time = round trip / 2; bandwidth = bytes / one-way time, 1 MB = 1e6 B")
-    print(f"{'provider':20s} {'metric':17s} {'versus':>9s} {'native':>9s} {'ratio':>6s}"
-          f" {'best v':>9s} {'best n':>9s} {'ratio':>6s} {'v median':>9s}")
-    for prov in a.providers.split(","):
-        for name, nbytes in metrics:
-            pairs = res[(prov, name)]
-            vs = [p[0]["mean_us"] for p in pairs]
-            ns = [p[1]["mean_us"] for p in pairs]
-            row = [statistics.median(vs), statistics.median(ns), min(vs), min(ns),
-                   statistics.median(p[0]["median_us"] for p in pairs)]
-            label = f"{selected[prov][0]} ({selected[prov][1]})"
+    print("# one-way time = round trip / 2; bandwidth = bytes / one-way time, 1 MB = 1e6 B; "
+          "ratio = median over rounds of the per-round ratio (versus / native; bandwidth: native time / versus time)")
+    print(f"{'provider':20s} {'metric':17s} {'versus':>9s} {'native':>9s} {'ratio':>6s}  interval")
+    for prov in provs:
+        for name, size, _ in metrics:
+            vs = statistics.median(f[0] for f in figs[(prov, name)])
+            ns = statistics.median(f[1] for f in figs[(prov, name)])
             if name == "lat":
-                what, fmt = "8 B one-way [us]", "{:9.3f}"
+                what, row = "8 B one-way [us]", f"{vs:9.3f} {ns:9.3f}"
             else:
-                row = [nbytes / x for x in row]
-                what, fmt = "1 MiB bw [MB/s]", "{:9.1f}"
-            f = [fmt.format(x) for x in row]
-            print(f"{label:20s} {what:17s} {f[0]} {f[1]} {row[0] / row[1]:6.3f}"
-                  f" {f[2]} {f[3]} {row[2] / row[3]:6.3f} {f[4]}")
+                what, row = "1 MiB bw [MB/s]", f"{size / vs:9.1f} {size / ns:9.1f}"
+            label = f"{selected[prov][0]} ({selected[prov][1]})"
+            rs = ratios[(prov, name)]
+            print(f"{label:20s} {what:17s} {row} {statistics.median(rs):6.3f}  {ci_words(rs)}")
     if not a.keep:
         shutil.rmtree(outdir, ignore_errors=True)
     return 0
