@@ -44,6 +44,9 @@ void vs_options_usage(FILE *out)
 "      --window W            stream, bistream: messages per window (default 64)\n"
 "      --progress MODE       doublebuffer: none (default; no library call while summing)\n"
 "                            or poll=N (a test call every N elements summed)\n"
+"      --buffers MODE        pingpong: separate (default; a send and a receive buffer per\n"
+"                            rank, as OSU and IMB) or shared (one buffer per rank for\n"
+"                            both, NetPIPE's default: half the memory footprint)\n"
 "      --validate            check every payload byte in both directions before and\n"
 "                            after each size (outside the timed loop); a mismatch\n"
 "                            marks the size invalid and the run exits 1\n"
@@ -118,7 +121,7 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 enum {
     OPT_LIST = 1000, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
     OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
-    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE,
+    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS,
 };
 
 static const struct option long_opts[] = {
@@ -137,6 +140,7 @@ static const struct option long_opts[] = {
     {"window", required_argument, 0, OPT_WINDOW},
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"validate", no_argument, 0, OPT_VALIDATE},
+    {"buffers", required_argument, 0, OPT_BUFFERS},
     {"out", required_argument, 0, 'O'},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
@@ -229,6 +233,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
             break;
         case OPT_PROGRESS: rc = vs_progress_parse(optarg, o, err, errlen); break;
         case OPT_VALIDATE: o->validate = 1; break;
+        case OPT_BUFFERS: rc = vs_buffers_parse(optarg, o, err, errlen); break;
         case 'O': o->out = optarg; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;

@@ -29,6 +29,7 @@ typedef struct vs_options {
     long batch;              /* 0 = auto */
     long window;             /* stream, bistream: messages per window (--window) */
     const char *progress;    /* doublebuffer: "none" or "poll" (--progress) */
+    const char *buffers;     /* pingpong: NULL/"separate" or "shared" (--buffers) */
     long poll_every;         /* doublebuffer: elements summed between test calls */
     int validate;            /* --validate: payload checks around each size */
     const char *out;         /* JSONL path or NULL */

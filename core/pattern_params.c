@@ -28,6 +28,21 @@ int vs_progress_parse(const char *s, vs_options_t *o, char *err, size_t errlen)
     return -EINVAL;
 }
 
+int vs_buffers_parse(const char *s, vs_options_t *o, char *err, size_t errlen)
+{
+    if (!strcmp(s, "separate") || !strcmp(s, "shared")) {
+        o->buffers = !strcmp(s, "shared") ? "shared" : "separate";
+        return 0;
+    }
+    snprintf(err, errlen, "--buffers expects 'separate' or 'shared', got '%s'", s);
+    return -EINVAL;
+}
+
+int vs_pattern_buffers_shared(const vs_options_t *o)
+{
+    return o->buffers && !strcmp(o->buffers, "shared");
+}
+
 int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen)
 {
     int stream = !strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream");
@@ -37,6 +52,10 @@ int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen)
     }
     if (o->progress && strcmp(o->pattern, "doublebuffer")) {
         snprintf(err, errlen, "--progress applies to the doublebuffer pattern, not '%s'", o->pattern);
+        return -EINVAL;
+    }
+    if (o->buffers && strcmp(o->pattern, "pingpong")) {
+        snprintf(err, errlen, "--buffers applies to the pingpong pattern, not '%s'", o->pattern);
         return -EINVAL;
     }
     return 0;
@@ -59,6 +78,8 @@ void vs_pattern_params_json(const vs_options_t *o, vs_json_t *j)
             vs_json_kint(j, "poll_every", o->poll_every);
         vs_json_kstr(j, "element", "double");
     }
+    if (!strcmp(o->pattern, "pingpong"))
+        vs_json_kstr(j, "buffers", vs_pattern_buffers_shared(o) ? "shared" : "separate");
     vs_json_obj_end(j);
     vs_json_kbool(j, "validate", o->validate);
 }

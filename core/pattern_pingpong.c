@@ -1,18 +1,21 @@
 /* pingpong: rank 0 sends, rank 1 echoes.  One unit = one round trip.
  *   blocking:    send; receive (the module's blocking receive, or post+wait)
  *   nonblocking: post the receive first, then send, then wait for it
+ * --buffers shared sends and receives through one buffer per rank (NetPIPE's
+ * cache mode); the default keeps two, as OSU and IMB do.
  * Ranks beyond 1 only take part in the out-of-band synchronisation. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pattern.h"
+#include "pattern_params.h"
 
 enum { TAG = 1 };
 
 typedef struct pp {
-    vs_mem_t sbuf, rbuf;
-    int nonblocking;
+    vs_mem_t sbuf, rbuf;   /* --buffers shared: rbuf is sbuf */
+    int nonblocking, shared;
 } pp_t;
 
 /* One round trip seen from r->rank: the timed loop's body. */
@@ -42,9 +45,13 @@ static int pp_setup(vs_run_t *r, size_t max_bytes, void **state)
     if (!p)
         return vs_run_fail(r, -ENOMEM, "cannot allocate pattern state");
     p->nonblocking = !strcmp(r->opt->variant, "nonblocking");
+    p->shared = vs_pattern_buffers_shared(r->opt);
     *state = p;
     int rc = vs_run_buffer_alloc(r, &p->sbuf, max_bytes);
-    return rc ? rc : vs_run_buffer_alloc(r, &p->rbuf, max_bytes);
+    if (rc || !p->shared)
+        return rc ? rc : vs_run_buffer_alloc(r, &p->rbuf, max_bytes);
+    p->rbuf = p->sbuf;
+    return 0;
 }
 
 static int pp_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
@@ -62,7 +69,8 @@ static void pp_teardown(vs_run_t *r, void *state)
     pp_t *p = state;
     if (!p)
         return;
-    vs_run_buffer_free(r, &p->rbuf);
+    if (!p->shared)
+        vs_run_buffer_free(r, &p->rbuf);
     vs_run_buffer_free(r, &p->sbuf);
     free(p);
 }
