@@ -8,7 +8,7 @@ Each round gives one figure per tool; the script prints every round, the median 
   versus  : median of its samples (each the mean of K round trips), halved: one-way latency
   NetPIPE : its own figure, the best of three trials of N round trips, RTT/2 (from the time column)
 
-Usage: bench/openmpi_vs_netpipe.py [--rounds N] [--runner PATH]
+Usage: bench/openmpi_vs_netpipe.py [--rounds N] [--versus PATH]
 """
 import argparse
 import json
@@ -52,7 +52,7 @@ def netpipe(size, repeats, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--runner", default=os.environ.get("VERSUS_RUN") or shutil.which("versus-run") or "build/core/versus-run")
+    ap.add_argument("--versus", "--runner", dest="runner", default=os.environ.get("VERSUS_RUN") or shutil.which("versus-run") or "build/core/versus-run")
     a = ap.parse_args()
     for prog in ("mpirun.openmpi", "NPopenmpi"):
         if not shutil.which(prog):
