@@ -25,30 +25,33 @@ typedef struct oh {
     int nonblocking;
 } oh_t;
 
-/* One iteration; rank 0 adds its call times (ns) to acc[0..2]. */
-static inline int iteration(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
+/* One iteration on rank 0, one function per variant (chosen once per size, so
+ * the timed loop has no branch on it); adds its call times (ns) to acc[0..2]. */
+typedef int (*oh_iter_fn)(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc);
+
+static inline __attribute__((always_inline)) int iter_nonblocking(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
 {
-    const vs_transport_ops_t *ops = r->ops;
+    vs_req_t req;
     int rc;
-    if (r->rank == 1)
-        return vs_run_echo(r, &p->rbuf, &p->sbuf, len, p->nonblocking, TAG);
-    if (p->nonblocking) {
-        vs_req_t req;
-        uint64_t t0 = vs_timer_read(&r->timer);
-        if ((rc = ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
-            return rc;
-        uint64_t t1 = vs_timer_read(&r->timer);
-        if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
-            return rc;
-        uint64_t t2 = vs_timer_read(&r->timer);
-        if ((rc = ops->wait(r->t, &req)))
-            return rc;
-        uint64_t t3 = vs_timer_read(&r->timer);
-        acc[0] += t3 - t0;
-        acc[1] += t2 - t1;
-        acc[2] += (t1 - t0) + (t3 - t2);
-        return 0;
-    }
+    uint64_t t0 = vs_timer_read(&r->timer);
+    if ((rc = r->ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
+        return rc;
+    uint64_t t1 = vs_timer_read(&r->timer);
+    if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+        return rc;
+    uint64_t t2 = vs_timer_read(&r->timer);
+    if ((rc = r->ops->wait(r->t, &req)))
+        return rc;
+    uint64_t t3 = vs_timer_read(&r->timer);
+    acc[0] += t3 - t0;
+    acc[1] += t2 - t1;
+    acc[2] += (t1 - t0) + (t3 - t2);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int iter_blocking(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
+{
+    int rc;
     uint64_t t0 = vs_timer_read(&r->timer);
     if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
         return rc;
@@ -59,6 +62,40 @@ static inline int iteration(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
     acc[0] += t2 - t0;
     acc[1] += t1 - t0;
     acc[2] += t2 - t1;
+    return 0;
+}
+
+/* Rank 1's side: receive and echo, exactly as in pingpong (a unit for the
+ * shared loops of pattern.h, which time nothing on rank 1 that is kept). */
+static inline __attribute__((always_inline)) int echo_blocking(vs_run_t *r, void *state, size_t len)
+{
+    oh_t *p = state;
+    return vs_run_echo(r, &p->rbuf, &p->sbuf, len, 0, TAG);
+}
+
+static inline __attribute__((always_inline)) int echo_nonblocking(vs_run_t *r, void *state, size_t len)
+{
+    oh_t *p = state;
+    return vs_run_echo(r, &p->rbuf, &p->sbuf, len, 1, TAG);
+}
+
+/* Rank 0: n samples of `batch` iterations; out[s] (when given) gets each
+ * sample's mean call times.  batch = 1 and out = NULL for the warm-up. */
+static inline __attribute__((always_inline)) int oh_loop(vs_run_t *r, oh_iter_fn iter, oh_t *p, size_t bytes,
+                                                         long batch, long n, int64_t *const *out, const char *what)
+{
+    for (long i = 0; i < n; i++) {
+        uint64_t acc[3] = {0};
+        for (long k = 0; k < batch; k++) {
+            int rc = iter(r, p, bytes, acc);
+            if (rc)
+                return vs_run_fail(r, rc, "%s of %zu B failed", what, bytes);
+        }
+        if (out)
+            for (int s = 0; s < 3; s++)
+                out[s][i] = (int64_t)((acc[s] + (uint64_t)batch / 2) / (uint64_t)batch);
+        vs_watchdog_beat(r->wd);
+    }
     return 0;
 }
 
@@ -75,37 +112,24 @@ static int oh_setup(vs_run_t *r, size_t max_bytes, void **state)
 
 static int oh_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
 {
-    (void)probe;
+    oh_t *p = state;
     *unit_ns = 0; /* every call is timed on its own: auto batch stays 1 */
-    if (r->rank > 1)
-        return 0;
-    for (long i = 0; i < n; i++) {
-        uint64_t acc[3] = {0};
-        int rc = iteration(r, state, bytes, acc);
-        if (rc)
-            return vs_run_fail(r, rc, "warm-up iteration of %zu B failed", bytes);
-        vs_watchdog_beat(r->wd);
-    }
-    return 0;
+    if (r->rank == 0)
+        return p->nonblocking ? oh_loop(r, iter_nonblocking, p, bytes, 1, n, NULL, "warm-up iteration")
+                              : oh_loop(r, iter_blocking, p, bytes, 1, n, NULL, "warm-up iteration");
+    double unused;
+    return p->nonblocking ? vs_run_warm_units(r, echo_nonblocking, p, bytes, n, probe, &unused, "warm-up echo")
+                          : vs_run_warm_units(r, echo_blocking, p, bytes, n, probe, &unused, "warm-up echo");
 }
 
 static int oh_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
-    if (r->rank > 1)
-        return 0;
-    for (long i = 0; i < n; i++) {
-        uint64_t acc[3] = {0};
-        for (long k = 0; k < batch; k++) {
-            int rc = iteration(r, state, bytes, acc);
-            if (rc)
-                return vs_run_fail(r, rc, "iteration of %zu B failed", bytes);
-        }
-        if (r->rank == 0)
-            for (int s = 0; s < 3; s++)
-                series[s][i] = (int64_t)((acc[s] + (uint64_t)batch / 2) / (uint64_t)batch);
-        vs_watchdog_beat(r->wd);
-    }
-    return 0;
+    oh_t *p = state;
+    if (r->rank == 0)
+        return p->nonblocking ? oh_loop(r, iter_nonblocking, p, bytes, batch, n, series, "iteration")
+                              : oh_loop(r, iter_blocking, p, bytes, batch, n, series, "iteration");
+    return p->nonblocking ? vs_run_time_units(r, echo_nonblocking, p, bytes, batch, n, series[0], "echo")
+                          : vs_run_time_units(r, echo_blocking, p, bytes, batch, n, series[0], "echo");
 }
 
 static void oh_teardown(vs_run_t *r, void *state)

@@ -18,26 +18,46 @@ typedef struct pp {
     int nonblocking, shared;
 } pp_t;
 
-/* One round trip seen from r->rank: the timed loop's body. */
-static inline __attribute__((always_inline)) int round_trip(vs_run_t *r, void *state, size_t len)
+/* One round trip, one function per role and variant: the role and variant are
+ * chosen once per size (PP_BY_ROLE), so the timed loop has no branch on them. */
+#define PP_UNIT static inline __attribute__((always_inline)) int
+
+PP_UNIT ping_blocking(vs_run_t *r, void *state, size_t len)
 {
     pp_t *p = state;
-    const vs_transport_ops_t *ops = r->ops;
-    int rc;
-    if (r->rank != 0)
-        return vs_run_echo(r, &p->rbuf, &p->sbuf, len, p->nonblocking, TAG);
-    if (p->nonblocking) {
-        vs_req_t req;
-        if ((rc = ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)))
-            return rc;
-        if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
-            return rc;
-        return ops->wait(r->t, &req);
-    }
-    if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
-        return rc;
-    return vs_op_recv(r, &p->rbuf, len, 1, TAG);
+    int rc = vs_op_send(r, &p->sbuf, len, 1, TAG);
+    return rc ? rc : vs_op_recv(r, &p->rbuf, len, 1, TAG);
 }
+
+PP_UNIT ping_nonblocking(vs_run_t *r, void *state, size_t len)
+{
+    pp_t *p = state;
+    vs_req_t req;
+    int rc;
+    if ((rc = r->ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)) || (rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+        return rc;
+    return r->ops->wait(r->t, &req);
+}
+
+PP_UNIT echo_blocking(vs_run_t *r, void *state, size_t len)
+{
+    pp_t *p = state;
+    return vs_run_echo(r, &p->rbuf, &p->sbuf, len, 0, TAG);
+}
+
+PP_UNIT echo_nonblocking(vs_run_t *r, void *state, size_t len)
+{
+    pp_t *p = state;
+    return vs_run_echo(r, &p->rbuf, &p->sbuf, len, 1, TAG);
+}
+
+/* call(r, <this rank's unit>, args...): rank 0 pings, the others echo (ranks
+ * beyond 1 return at once inside the shared loops). */
+#define PP_BY_ROLE(call, r, p, ...)                                                                    \
+    ((r)->rank == 0 ? ((p)->nonblocking ? call(r, ping_nonblocking, p, __VA_ARGS__)                    \
+                                        : call(r, ping_blocking, p, __VA_ARGS__))                      \
+                    : ((p)->nonblocking ? call(r, echo_nonblocking, p, __VA_ARGS__)                    \
+                                        : call(r, echo_blocking, p, __VA_ARGS__)))
 
 static int pp_setup(vs_run_t *r, size_t max_bytes, void **state)
 {
@@ -56,12 +76,14 @@ static int pp_setup(vs_run_t *r, size_t max_bytes, void **state)
 
 static int pp_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
 {
-    return vs_run_warm_units(r, round_trip, state, bytes, n, probe, unit_ns, "round trip");
+    pp_t *p = state;
+    return PP_BY_ROLE(vs_run_warm_units, r, p, bytes, n, probe, unit_ns, "round trip");
 }
 
 static int pp_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
-    return vs_run_time_units(r, round_trip, state, bytes, batch, n, series[0], "round trip");
+    pp_t *p = state;
+    return PP_BY_ROLE(vs_run_time_units, r, p, bytes, batch, n, series[0], "round trip");
 }
 
 static void pp_teardown(vs_run_t *r, void *state)

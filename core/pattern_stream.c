@@ -28,7 +28,6 @@ typedef struct st {
     vs_mem_t sbuf, rbuf, ack;
     vs_req_t *sreq, *rreq;
     long window;
-    int bidirectional;
 } st_t;
 
 static int wait_all(vs_run_t *r, vs_req_t *req, long n)
@@ -41,46 +40,58 @@ static int wait_all(vs_run_t *r, vs_req_t *req, long n)
     return 0;
 }
 
-static inline __attribute__((always_inline)) int window(vs_run_t *r, void *state, size_t len)
+/* One window, one function per role (chosen once per size, so the timed loop
+ * has no branch on the pattern or the rank). */
+#define ST_UNIT static inline __attribute__((always_inline)) int
+
+static inline __attribute__((always_inline)) int post_all(vs_run_t *r, int send, vs_mem_t *buf, size_t len, int peer, vs_req_t *req, long w)
+{
+    for (long i = 0; i < w; i++) {
+        int rc = send ? r->ops->post_send(r->t, buf, len, peer, TAG, &req[i])
+                      : r->ops->post_recv(r->t, buf, len, peer, TAG, &req[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* bistream, either rank: W receives and W sends posted, all 2W waited for. */
+ST_UNIT both_window(vs_run_t *r, void *state, size_t len)
 {
     st_t *p = state;
-    const vs_transport_ops_t *ops = r->ops;
     int peer = 1 - r->rank, rc;
-    long w = p->window;
-    if (p->bidirectional) {
-        for (long i = 0; i < w; i++)
-            if ((rc = ops->post_recv(r->t, &p->rbuf, len, peer, TAG, &p->rreq[i])))
-                return rc;
-        for (long i = 0; i < w; i++)
-            if ((rc = ops->post_send(r->t, &p->sbuf, len, peer, TAG, &p->sreq[i])))
-                return rc;
-        if ((rc = wait_all(r, p->sreq, w)))
-            return rc;
-        return wait_all(r, p->rreq, w);
-    }
-    if (r->rank == 0) {
-        for (long i = 0; i < w; i++)
-            if ((rc = ops->post_send(r->t, &p->sbuf, len, 1, TAG, &p->sreq[i])))
-                return rc;
-        if ((rc = wait_all(r, p->sreq, w)))
-            return rc;
-        return vs_op_recv(r, &p->ack, ACK_BYTES, 1, TAG_ACK);
-    }
-    for (long i = 0; i < w; i++)
-        if ((rc = ops->post_recv(r->t, &p->rbuf, len, 0, TAG, &p->rreq[i])))
-            return rc;
-    if ((rc = wait_all(r, p->rreq, w)))
+    if ((rc = post_all(r, 0, &p->rbuf, len, peer, p->rreq, p->window)) ||
+        (rc = post_all(r, 1, &p->sbuf, len, peer, p->sreq, p->window)) || (rc = wait_all(r, p->sreq, p->window)))
+        return rc;
+    return wait_all(r, p->rreq, p->window);
+}
+
+/* stream, rank 0: W sends, then the acknowledgement. */
+ST_UNIT send_window(vs_run_t *r, void *state, size_t len)
+{
+    st_t *p = state;
+    int rc;
+    if ((rc = post_all(r, 1, &p->sbuf, len, 1, p->sreq, p->window)) || (rc = wait_all(r, p->sreq, p->window)))
+        return rc;
+    return vs_op_recv(r, &p->ack, ACK_BYTES, 1, TAG_ACK);
+}
+
+/* stream, rank 1: W receives, then the acknowledgement. */
+ST_UNIT recv_window(vs_run_t *r, void *state, size_t len)
+{
+    st_t *p = state;
+    int rc;
+    if ((rc = post_all(r, 0, &p->rbuf, len, 0, p->rreq, p->window)) || (rc = wait_all(r, p->rreq, p->window)))
         return rc;
     return vs_op_send(r, &p->ack, ACK_BYTES, 0, TAG_ACK);
 }
 
-static int setup(vs_run_t *r, size_t max_bytes, void **state, int bidirectional)
+static int st_setup(vs_run_t *r, size_t max_bytes, void **state)
 {
     st_t *p = calloc(1, sizeof *p);
     if (!p)
         return vs_run_fail(r, -ENOMEM, "cannot allocate pattern state");
     *state = p;
-    p->bidirectional = bidirectional;
     p->window = vs_pattern_window(r->opt);
     if (!(p->sreq = calloc((size_t)p->window, sizeof *p->sreq)) || !(p->rreq = calloc((size_t)p->window, sizeof *p->rreq)))
         return vs_run_fail(r, -ENOMEM, "cannot allocate %ld requests", p->window);
@@ -90,17 +101,29 @@ static int setup(vs_run_t *r, size_t max_bytes, void **state, int bidirectional)
     return rc ? rc : vs_run_buffer_alloc(r, &p->ack, ACK_BYTES);
 }
 
-static int st_setup(vs_run_t *r, size_t max_bytes, void **state) { return setup(r, max_bytes, state, 0); }
-static int bi_setup(vs_run_t *r, size_t max_bytes, void **state) { return setup(r, max_bytes, state, 1); }
+
+#define WHAT "window of messages"
 
 static int st_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
 {
-    return vs_run_warm_units(r, window, state, bytes, n, probe, unit_ns, "window of messages");
+    return r->rank == 0 ? vs_run_warm_units(r, send_window, state, bytes, n, probe, unit_ns, WHAT)
+                        : vs_run_warm_units(r, recv_window, state, bytes, n, probe, unit_ns, WHAT);
 }
 
 static int st_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
-    return vs_run_time_units(r, window, state, bytes, batch, n, series[0], "window of messages");
+    return r->rank == 0 ? vs_run_time_units(r, send_window, state, bytes, batch, n, series[0], WHAT)
+                        : vs_run_time_units(r, recv_window, state, bytes, batch, n, series[0], WHAT);
+}
+
+static int bi_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
+{
+    return vs_run_warm_units(r, both_window, state, bytes, n, probe, unit_ns, WHAT);
+}
+
+static int bi_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
+{
+    return vs_run_time_units(r, both_window, state, bytes, batch, n, series[0], WHAT);
 }
 
 static void st_teardown(vs_run_t *r, void *state)
@@ -174,9 +197,9 @@ const vs_pattern_t vs_pattern_bistream = {
     .min_ranks = 2,
     .series = {"samples_ns", NULL},
     .unit = "window",
-    .setup = bi_setup,
-    .warmup = st_warmup,
-    .measure = st_measure,
+    .setup = st_setup,
+    .warmup = bi_warmup,
+    .measure = bi_measure,
     .teardown = st_teardown,
     .summarise = bi_summarise,
 };
