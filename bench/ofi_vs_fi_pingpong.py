@@ -31,28 +31,16 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reports"))
-try:  # the project's order-statistics interval, when run with the project's environment
-    import numpy as np
-    from versus.stats import median_ci_sorted
-except ImportError:
-    median_ci_sorted = None
+from benchlib import free_port, loadavg, median_interval_words
 
 LAT_BYTES = 8
 BW_BYTES = 1 << 20
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_versus(a, prov, size, iters, out):
@@ -120,13 +108,6 @@ def run_fi_pingpong(a, prov, size, iters):
     sys.exit(f"cannot find the result row in fi_pingpong's output:\n{cli.stdout}")
 
 
-def ci_words(xs):
-    if median_ci_sorted is None:
-        return "no interval: run with the project's .venv python"
-    c = median_ci_sorted(np.sort(np.asarray(xs)))
-    return f"95 % CI [{c[0]:.3f}, {c[1]:.3f}]" if c else "too few rounds for a 95 % CI"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -156,9 +137,8 @@ def main():
         return 77
     outdir = a.keep or tempfile.mkdtemp(prefix="versus-ofi-bench-")
     os.makedirs(outdir, exist_ok=True)
-    load = os.getloadavg()[0]
-    if load > 0.5:
-        print(f"warning: load average {load:.2f}: other processes compete for the two cores; "
+    if loadavg() != "?" and float(loadavg()) > 0.5:
+        print(f"warning: load average {loadavg()}: other processes compete for the two cores; "
               "figures will be noisy", file=sys.stderr)
 
     metrics = [("lat", LAT_BYTES, a.iters_lat), ("bw", BW_BYTES, a.iters_bw)]
@@ -200,7 +180,7 @@ def main():
                 what, row = "1 MiB bw [MB/s]", f"{size / vs:9.1f} {size / ns:9.1f}"
             label = f"{selected[prov][0]} ({selected[prov][1]})"
             rs = ratios[(prov, name)]
-            print(f"{label:20s} {what:17s} {row} {statistics.median(rs):6.3f}  {ci_words(rs)}")
+            print(f"{label:20s} {what:17s} {row} {statistics.median(rs):6.3f}  {median_interval_words(rs)}")
     if not a.keep:
         shutil.rmtree(outdir, ignore_errors=True)
     return 0

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 
+from benchlib import loadavg
+
 MIB = 1 << 20
 BIG = 4 * MIB
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,15 +84,6 @@ def run_memcpy(exe, cpu):
                        text=True, timeout=120)
     fields = dict(kv.split("=") for kv in p.stdout.split())
     return float(fields["median_GBps"])
-
-
-def loadavg():
-    """The host's 1-minute load average: figures taken on a busy host are not floors."""
-    try:
-        with open("/proc/loadavg") as f:
-            return f.read().split()[0]
-    except OSError:
-        return "?"
 
 
 def main():

@@ -32,12 +32,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reports"))
-try:  # the project's order-statistics interval, when run with the project's environment
-    import numpy as np
-    from versus.stats import median_ci_sorted
-except ImportError:
-    median_ci_sorted = None
+from benchlib import loadavg, median_interval_words
 
 MIB = 1 << 20
 SIZES = (8, MIB)
@@ -103,15 +98,6 @@ def run_nptcp_once(size, cpus, tmp):
     sys.exit(f"NPtcp failed on five ports; last transmitter error: {err}")
 
 
-def loadavg():
-    """The host's 1-minute load average: figures taken on a busy host are not floors."""
-    try:
-        with open("/proc/loadavg") as f:
-            return f.read().split()[0]
-    except OSError:
-        return "?"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=20, help="rounds (at least 6 for a 95 %% interval)")
@@ -151,22 +137,16 @@ def main():
 
     print()
 
-    def ci(xs):
-        if median_ci_sorted is None:
-            return "no interval: run with the project's .venv python"
-        c = median_ci_sorted(np.sort(np.asarray(xs)))
-        return f"95 % CI of the median [{c[0]:.3f}, {c[1]:.3f}]" if c else "too few rounds for a 95 % CI"
-
     lat_ratio = statistics.median(ratios[8])
     bw_ratio = statistics.median(ratios[MIB])
     print(f"# {a.rounds} rounds x {LAUNCHES} launches per tool and size")
     print(f"8 B one-way latency : versus {statistics.median(figs[8][0]) / 1e3:.2f} us best-trial "
           f"({statistics.median(figs[8][1]) / 1e3:.2f} us median), NPtcp {statistics.median(figs[8][2]) / 1e3:.2f} us; "
-          f"versus/NPtcp = {lat_ratio:.3f} ({ci(ratios[8])})")
+          f"versus/NPtcp = {lat_ratio:.3f} ({median_interval_words(ratios[8])})")
     print(f"1 MiB bandwidth     : versus {statistics.median(MIB / x for x in figs[MIB][0]):.2f} GB/s best-trial "
           f"({statistics.median(MIB / x for x in figs[MIB][1]):.2f} GB/s median), "
           f"NPtcp {statistics.median(MIB / x for x in figs[MIB][2]):.2f} GB/s; versus/NPtcp = {bw_ratio:.3f} "
-          f"({ci(ratios[MIB])})")
+          f"({median_interval_words(ratios[MIB])})")
     ok = lat_ratio <= 1.05 and bw_ratio >= 0.95
     print(f"within 5 % of NPtcp (latency not above, bandwidth not below, by more than 5 %): "
           f"{'yes' if ok else 'no'}")
