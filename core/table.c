@@ -19,18 +19,26 @@ double vs_median_i64(int64_t *v, long n)
     return (n % 2) ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
 }
 
-int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, long n)
+vs_table_row_t *vs_table_append(vs_table_t *t, size_t bytes)
 {
-    if (n <= 0)
-        return -EINVAL;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 32;
         vs_table_row_t *nr = realloc(t->rows, cap * sizeof *nr);
         if (!nr)
-            return -ENOMEM;
+            return NULL;
         t->rows = nr;
         t->cap = cap;
     }
+    vs_table_row_t *row = &t->rows[t->n++];
+    memset(row, 0, sizeof *row);
+    row->bytes = bytes;
+    return row;
+}
+
+int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, long n)
+{
+    if (n <= 0)
+        return -EINVAL;
     int64_t *s = malloc((size_t)n * sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -40,8 +48,11 @@ int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, lo
     for (long i = 0; i < n; i++)
         total += (double)s[i];
     long i99 = (long)(0.99 * (double)(n - 1) + 0.5);
-    vs_table_row_t *row = &t->rows[t->n++];
-    row->bytes = bytes;
+    vs_table_row_t *row = vs_table_append(t, bytes);
+    if (!row) {
+        free(s);
+        return -ENOMEM;
+    }
     row->median_us = med / 2 / 1e3;
     row->min_us = (double)s[0] / 2 / 1e3;
     row->p99_us = (double)s[i99] / 2 / 1e3;

@@ -26,6 +26,8 @@ typedef struct vs_table {
 /* Add a row from round-trip samples (ns; one sample = batch mean).  One-way
  * latency is half a round trip; bandwidth = bytes moved one way / half the
  * total time. */
+/* A new zeroed row for `bytes` at the end of t, or NULL when out of memory. */
+vs_table_row_t *vs_table_append(vs_table_t *t, size_t bytes);
 int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, long n);
 /* Median of n values; reorders v. */
 double vs_median_i64(int64_t *v, long n);

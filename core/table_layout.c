@@ -7,18 +7,10 @@
 
 int vs_table_add_row(vs_table_t *t, const vs_table_layout_t *layout, size_t bytes, const double *col)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 32;
-        vs_table_row_t *nr = realloc(t->rows, cap * sizeof *nr);
-        if (!nr)
-            return -ENOMEM;
-        t->rows = nr;
-        t->cap = cap;
-    }
+    vs_table_row_t *row = vs_table_append(t, bytes);
+    if (!row)
+        return -ENOMEM;
     t->layout = layout;
-    vs_table_row_t *row = &t->rows[t->n++];
-    memset(row, 0, sizeof *row);
-    row->bytes = bytes;
     for (int k = 0; k < layout->ncol && k < VS_TABLE_COLS; k++)
         row->col[k] = col[k];
     if (t->progress) {
