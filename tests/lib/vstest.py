@@ -53,7 +53,12 @@ def tmpdir():
 
 def run(args, timeout=120, env=None, launcher=None, check_rc=None):
     """Run versus-run (optionally under a launcher command list).  Returns CompletedProcess."""
-    cmd = (launcher or []) + [RUNNER] + list(args)
+    return run_cmd((launcher or []) + [RUNNER] + list(args), timeout, env, check_rc)
+
+
+def run_cmd(cmd, timeout=120, env=None, check_rc=None):
+    """Run cmd with env added to ours, logging it and its output; fail on a hang
+    or, when check_rc is given, on another exit code.  Returns CompletedProcess."""
     e = dict(os.environ)
     if env:
         e.update(env)

@@ -10,7 +10,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
-from vstest import check, fail, log  # noqa: E402,F401
+from vstest import check, fail, log, run_cmd  # noqa: E402,F401
 
 DATA = os.path.join(HERE, "data")
 EXAMPLE = os.path.join(DATA, "example")
@@ -22,19 +22,7 @@ def tmpdir():
 
 def versus(args, timeout=600, env=None, check_rc=0):
     """Run `python -m versus ARGS`; fail on a hang or an unexpected exit code."""
-    cmd = [sys.executable, "-m", "versus", *args]
-    e = dict(os.environ)
-    e.update(env or {})
-    log("$ " + " ".join(cmd))
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e,
-                           stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        fail(f"versus {' '.join(args)} did not finish within {timeout} s")
-    log(f"rc={p.returncode}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}---")
-    if check_rc is not None and p.returncode != check_rc:
-        fail(f"versus {args[0]}: expected exit {check_rc}, got {p.returncode}")
-    return p
+    return run_cmd([sys.executable, "-m", "versus", *args], timeout, env, check_rc)
 
 
 def need_tool(name):
