@@ -5,18 +5,7 @@
 
 #include "options.h"
 #include "sizes.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                  \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            failures++;                                    \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
-            printf(__VA_ARGS__);                           \
-            printf("\n");                                  \
-        }                                                  \
-    } while (0)
+#include "vs_expect.h"
 
 static void expect_sizes(const char *spec, const size_t *want, size_t n)
 {

@@ -9,18 +9,7 @@
 #include "options.h"
 #include "precision.h"
 #include "schedule.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                  \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            failures++;                                    \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
-            printf(__VA_ARGS__);                           \
-            printf("\n");                                  \
-        }                                                  \
-    } while (0)
+#include "vs_expect.h"
 
 static void test_ci_ranks(void)
 {
