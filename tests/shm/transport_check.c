@@ -6,8 +6,11 @@
  * the stream stays usable, and a peer that dies is reported, never waited
  * for forever.
  *
- * usage: transport_check MODULE.so [--max BYTES] [--peer-death] [KEY=VALUE]...
- * A parent forks both ranks (as versus-run's local launcher does) and
+ * usage: transport_check MODULE.so [--max BYTES] [--peer-death] [--register] [KEY=VALUE]...
+ * --register allocates every buffer as versus-run does (whole pages) and
+ * registers it with the module (mem_reg), which is what turns on shm's single
+ * copy; the module must then say, through host->debug, that it mapped a
+ * peer's buffer, or the check fails.  A parent forks both ranks (as versus-run's local launcher does) and
  * reaps them; the ranks meet through a socketpair bootstrap.  Exit 0 when
  * every claim held, 1 otherwise; an alarm turns a hang into a failure. */
 #include <dlfcn.h>
@@ -35,6 +38,8 @@ typedef struct check {
     int rank;
     vs_mem_t sbuf, rbuf;
     int last_error_seen;
+    int reg;         /* --register */
+    int peer_mapped; /* host->debug messages about a mapped peer buffer */
 } check_t;
 
 static int io_full(int fd, void *buf, size_t n, int writing)
@@ -77,8 +82,35 @@ static void host_error(void *core, const char *fmt, ...)
 
 static void host_debug(void *core, const char *fmt, ...)
 {
-    (void)core;
-    (void)fmt;
+    check_t *c = core;
+    if (strstr(fmt, "single copy: mapped"))
+        c->peer_mapped++;
+}
+
+/* A buffer of at least len bytes: malloc'd, or whole pages registered with
+ * the module under --register. */
+static vs_mem_t buf_new(check_t *c, size_t len)
+{
+    if (!c->reg)
+        return (vs_mem_t){malloc(len ? len : 1), len, NULL};
+    size_t bytes = (len + 4096) / 4096 * 4096;
+    vs_mem_t m = {aligned_alloc(4096, bytes), bytes, NULL};
+    if (m.addr && c->ops->mem_reg && c->ops->mem_reg(c->t, &m)) {
+        free(m.addr);
+        m.addr = NULL;
+    }
+    m.len = len;
+    return m;
+}
+
+static void buf_free(check_t *c, vs_mem_t *m)
+{
+    if (c->reg && m->addr && c->ops->mem_dereg) {
+        m->len = (m->len + 4096) / 4096 * 4096;
+        c->ops->mem_dereg(c->t, m);
+    }
+    free(m->addr);
+    m->addr = NULL;
 }
 
 #define FAIL(c, ...)                                                                          \
@@ -181,16 +213,14 @@ static int check_sizes(check_t *c, size_t max)
  * receives tag 8 first.  Each message must land in the receive of its tag. */
 static int check_early_arrivals(check_t *c, size_t len7, size_t len8)
 {
-    vs_mem_t r7 = {malloc(len7 + 1), len7 + 1, NULL}, r8 = {malloc(len8 + 1), len8 + 1, NULL};
-    unsigned char *s8 = malloc(len8 + 1);
+    vs_mem_t r7 = buf_new(c, len7 + 1), r8 = buf_new(c, len8 + 1), m8 = buf_new(c, len8);
     int rc = 0;
-    if (!r7.addr || !r8.addr || !s8)
+    if (!r7.addr || !r8.addr || !m8.addr)
         FAIL(c, "out of memory");
     if (c->rank == 1) {
         vs_req_t q7, q8;
-        vs_mem_t m8 = {s8, len8, NULL};
         fill(c->sbuf.addr, len7, 7);
-        fill(s8, len8, 8);
+        fill(m8.addr, len8, 8);
         if ((rc = c->ops->post_send(c->t, &c->sbuf, len7, 0, 7, &q7)) ||
             (rc = c->ops->post_send(c->t, &m8, len8, 0, 8, &q8)))
             FAIL(c, "posting early sends: %s", strerror(-rc));
@@ -211,9 +241,9 @@ static int check_early_arrivals(check_t *c, size_t len7, size_t len8)
         if (verify(c, r7.addr, len7, 7, "tag 7") || verify(c, r8.addr, len8, 8, "tag 8"))
             return 1;
     }
-    free(r7.addr);
-    free(r8.addr);
-    free(s8);
+    buf_free(c, &r7);
+    buf_free(c, &r8);
+    buf_free(c, &m8);
     if (c->bs.barrier(&c->bs))
         FAIL(c, "barrier");
     printf("rank %d: ok: early arrivals of %zu B and %zu B matched by tag in reverse order\n", c->rank,
@@ -234,8 +264,8 @@ static int check_same_tag_order(check_t *c, int posted_first)
     vs_req_t q[3];
     int rc = 0;
     for (int i = 0; i < 3; i++) {
-        s[i] = (vs_mem_t){malloc(len[i]), len[i], NULL};
-        r[i] = (vs_mem_t){malloc(cap), cap, NULL};
+        s[i] = buf_new(c, len[i]);
+        r[i] = buf_new(c, cap);
         if (!s[i].addr || !r[i].addr)
             FAIL(c, "out of memory");
         fill(s[i].addr, len[i], 50 + i);
@@ -274,8 +304,8 @@ static int check_same_tag_order(check_t *c, int posted_first)
                 return 1;
     }
     for (int i = 0; i < 3; i++) {
-        free(s[i].addr);
-        free(r[i].addr);
+        buf_free(c, &s[i]);
+        buf_free(c, &r[i]);
     }
     if (c->bs.barrier(&c->bs))
         FAIL(c, "barrier");
@@ -328,10 +358,10 @@ static int check_peer_death(check_t *c)
     return 0;
 }
 
-static int rank_main(const char *path, int rank, int fd, size_t max, int peer_death, vs_kv_t *kv,
-                     size_t nkv)
+static int rank_main(const char *path, int rank, int fd, size_t max, int peer_death, int reg,
+                     vs_kv_t *kv, size_t nkv)
 {
-    check_t c = {.fd = fd, .rank = rank};
+    check_t c = {.fd = fd, .rank = rank, .reg = reg};
     vs_host_t host = {.core = &c, .error = host_error, .debug = host_debug};
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -346,8 +376,8 @@ static int rank_main(const char *path, int rank, int fd, size_t max, int peer_de
         FAIL(&c, "open: %s", strerror(-rc));
     if ((rc = c.ops->connect(c.t, &c.bs)))
         FAIL(&c, "connect: %s", strerror(-rc));
-    c.sbuf = (vs_mem_t){aligned_alloc(4096, (max + 4096) / 4096 * 4096), max + 1, NULL};
-    c.rbuf = (vs_mem_t){aligned_alloc(4096, (max + 4096) / 4096 * 4096), max + 1, NULL};
+    c.sbuf = buf_new(&c, max + 1);
+    c.rbuf = buf_new(&c, max + 1);
     if (!c.sbuf.addr || !c.rbuf.addr)
         FAIL(&c, "out of memory for %zu B buffers", max);
     if (peer_death)
@@ -358,20 +388,25 @@ static int rank_main(const char *path, int rank, int fd, size_t max, int peer_de
         check_same_tag_order(&c, 1) || check_too_short(&c, 1000) ||
         check_too_short(&c, 300000))
         return 1;
+    if (reg && !c.peer_mapped)
+        FAIL(&c, "--register: the module never said it mapped a peer's buffer (no single copy)");
+    if (reg)
+        printf("rank %d: ok: single copy out of %d mapped peer buffer(s)\n", rank, c.peer_mapped);
+    buf_free(&c, &c.sbuf);
+    buf_free(&c, &c.rbuf);
     c.ops->close(c.t);
-    free(c.sbuf.addr);
-    free(c.rbuf.addr);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s MODULE.so [--max BYTES] [--peer-death] [KEY=VALUE]...\n", argv[0]);
+        fprintf(stderr, "usage: %s MODULE.so [--max BYTES] [--peer-death] [--register] [KEY=VALUE]...\n",
+                argv[0]);
         return 2;
     }
     size_t max = 4194305, nkv = 0;
-    int peer_death = 0;
+    int peer_death = 0, reg = 0;
     vs_kv_t kv[16];
     for (int i = 2; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
@@ -379,6 +414,8 @@ int main(int argc, char **argv)
             max = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--peer-death"))
             peer_death = 1;
+        else if (!strcmp(argv[i], "--register"))
+            reg = 1;
         else if (eq && nkv < 16) {
             *eq = '\0';
             kv[nkv++] = (vs_kv_t){argv[i], eq + 1};
@@ -398,7 +435,7 @@ int main(int argc, char **argv)
             close(sv[1 - r]);
             alarm(HANG_LIMIT_S);
             fflush(stdout);
-            int rc = rank_main(argv[1], r, sv[r], max, peer_death, kv, nkv);
+            int rc = rank_main(argv[1], r, sv[r], max, peer_death, reg, kv, nkv);
             fflush(stdout);
             _exit(rc);
         }

@@ -43,6 +43,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +67,10 @@ static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
                       : !strcmp(opts[i].key, "chunk")     ? &t->chunk
                       : !strcmp(opts[i].key, "chunks")    ? &t->nchunks
                       : !strcmp(opts[i].key, "ring")      ? &t->ring_lines
+                      : !strcmp(opts[i].key, "single")    ? &t->single
                                                           : NULL;
         if (!dst) {
-            ERR(t, "unknown option '%s' (known: eager_limit, chunk, chunks, ring)", opts[i].key);
+            ERR(t, "unknown option '%s' (known: eager_limit, chunk, chunks, ring, single)", opts[i].key);
             return -EINVAL;
         }
         if (vs_option_bytes(opts[i].value, (size_t)1 << 40, &v)) {
@@ -111,6 +113,7 @@ static int shm_topen(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, 
     t->chunk = 32768;
     t->nchunks = 16;
     t->ring_lines = 4096;
+    t->single = SHM_SINGLE_DEFAULT;
     int rc = shm_open_opts(t, opts, n_opts);
     if (rc) {
         free(t);
@@ -307,6 +310,7 @@ static int shm_connect(vs_transport_t *t, vs_bootstrap_t *bs)
     if ((rc = exchange_status(t, bs, &me, all, "map")))
         goto out_unlink;
     peers_setup(t, all);
+    rc = shm_single_probe(t, bs);
 out_unlink:
     if (t->named) {
         shm_unlink(t->name);
@@ -316,33 +320,43 @@ out_unlink:
     return rc;
 }
 
+__attribute__((format(printf, 3, 4)))
+static void attr(vs_transport_info_t *info, const char *key, const char *fmt, ...)
+{
+    vs_attr_t *a = &info->attrs[info->n_attrs++];
+    snprintf(a->key, sizeof a->key, "%s", key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->value, sizeof a->value, fmt, ap);
+    va_end(ap);
+}
+
 static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
 {
     memset(info, 0, sizeof *info);
+    const char *staging = t->nchunks > 1 ? "pipeline" : "copy";
     snprintf(info->name, sizeof info->name, "shm");
     snprintf(info->library, sizeof info->library, "versus");
     shm_library_version(info->version, sizeof info->version);
-    snprintf(info->provider, sizeof info->provider, "shm/cacheline+%s",
-             t->nchunks > 1 ? "pipeline" : "copy");
-    info->n_thresholds = 1;
+    snprintf(info->provider, sizeof info->provider, "shm/cacheline+%s%s", staging,
+             t->single_ok ? "+single" : "");
+    info->n_thresholds = t->single_ok ? 2 : 1;
     snprintf(info->thresholds[0].name, sizeof info->thresholds[0].name, "eager_limit");
     info->thresholds[0].bytes = (int64_t)t->eager_limit;
-    const struct { const char *k; char v[64]; } a[] = {
-        {"mode", ""}, {"slot_bytes", ""}, {"ring_slots", ""}, {"chunk_bytes", ""}, {"chunks", ""},
-        {"peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls"},
-        {"wait", "spin; sched_yield every 1024 polls if the peer is on this CPU"},
-    };
-    info->n_attrs = (int)(sizeof a / sizeof a[0]);
-    for (int i = 0; i < info->n_attrs; i++) {
-        snprintf(info->attrs[i].key, sizeof info->attrs[i].key, "%s", a[i].k);
-        snprintf(info->attrs[i].value, sizeof info->attrs[i].value, "%s", a[i].v);
-    }
-    snprintf(info->attrs[0].value, sizeof info->attrs[0].value, "%s",
-             t->nchunks > 1 ? "cacheline+pipeline" : "cacheline+copy");
-    snprintf(info->attrs[1].value, sizeof info->attrs[1].value, "%d", SHM_LINE);
-    snprintf(info->attrs[2].value, sizeof info->attrs[2].value, "%zu", t->ring_lines);
-    snprintf(info->attrs[3].value, sizeof info->attrs[3].value, "%zu", t->chunk);
-    snprintf(info->attrs[4].value, sizeof info->attrs[4].value, "%zu", t->nchunks);
+    snprintf(info->thresholds[1].name, sizeof info->thresholds[1].name, "single_copy");
+    info->thresholds[1].bytes = (int64_t)(t->single > t->eager_limit ? t->single : t->eager_limit + 1);
+    attr(info, "mode", "cacheline+%s", staging);
+    attr(info, "slot_bytes", "%d", SHM_LINE);
+    attr(info, "ring_slots", "%zu", t->ring_lines);
+    attr(info, "chunk_bytes", "%zu", t->chunk);
+    attr(info, "chunks", "%zu", t->nchunks);
+    if (t->single_ok)
+        attr(info, "single_copy", "from %zu B out of registered buffers: the receiver copies from the "
+             "sender's pages (memfd mapped through /proc)", t->single);
+    else
+        attr(info, "single_copy", "%s", t->single_why);
+    attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");
+    attr(info, "wait", "spin; sched_yield every 1024 polls if the peer is on this CPU");
     return 0;
 }
 
@@ -350,7 +364,7 @@ static const vs_transport_ops_t shm_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
     .name = "shm",
-    .summary = "shared-memory reference: cache-line ring + pipelined staging copy (intra-node floor)",
+    .summary = "shared-memory reference: cache-line ring, pipelined staging or single copy (intra-node floor)",
     .library_version = shm_library_version,
     .open = shm_topen,
     .close = shm_close,
@@ -361,6 +375,8 @@ static const vs_transport_ops_t shm_ops = {
     .test = shm_test,
     .wait = shm_wait,
     .progress = shm_progress,
+    .mem_reg = shm_mem_reg,
+    .mem_dereg = shm_mem_dereg,
 };
 
 VS_TRANSPORT_DEFINE(shm_ops)

@@ -23,8 +23,11 @@
 #define SHM_LIVENESS_MASK ((1UL << 22) - 1)
 #define SHM_YIELD_POLLS 1024
 #define SHM_MAX_RANKS 63 /* one line each for the published CPU in the first page */
+#define SHM_SINGLE_DEFAULT 65536 /* single copy from this size on */
+#define SHM_ACKS 256     /* single-copy sends in flight per channel */
+#define SHM_MAPS 16      /* peer buffers kept mapped per peer */
 
-enum { REC_EAGER = 1, REC_LARGE = 2, REC_WRAP = 3 };
+enum { REC_EAGER = 1, REC_LARGE = 2, REC_WRAP = 3, REC_MAP = 4 };
 enum { REQ_SEND = 1, REQ_RECV = 2 };
 
 typedef struct shm_line {
@@ -42,7 +45,37 @@ typedef struct shm_ctrl {
     _Alignas(SHM_LINE) uint64_t ring_head;     /* lines consumed (receiver) */
     _Alignas(SHM_LINE) uint64_t stage_filled;  /* chunks written (sender) */
     _Alignas(SHM_LINE) uint64_t stage_drained; /* chunks read (receiver) */
+    /* single copy: acks[seq % SHM_ACKS] = seq + 1 once the receiver has
+     * copied message seq out of the sender's buffer (receiver) */
+    _Alignas(SHM_LINE) uint64_t acks[SHM_ACKS];
 } shm_ctrl_t;
+_Static_assert(sizeof(shm_ctrl_t) <= SHM_PAGE, "a channel's counters fit its first page");
+
+/* What a REC_MAP record carries in its inline bytes: which registered buffer
+ * of the sender holds the payload (at its start). */
+typedef struct shm_map_ref {
+    uint64_t id;    /* the sender's registration number, never reused */
+    uint64_t seq;   /* the sender's single-copy sequence number on this channel */
+    uint64_t bytes; /* length of the registered buffer */
+    int32_t fd;     /* its memfd in the sender's fd table */
+    int32_t unused;
+} shm_map_ref_t;
+_Static_assert(sizeof(shm_map_ref_t) <= SHM_INLINE, "a buffer reference fits a record's inline bytes");
+
+/* A registered buffer (vs_mem_t.desc): its pages now live in a memfd the
+ * peers can map. */
+typedef struct shm_reg {
+    uint64_t id;
+    int fd;
+    size_t bytes;
+} shm_reg_t;
+
+/* A peer's buffer mapped here. */
+typedef struct shm_map {
+    uint64_t id;
+    const unsigned char *addr;
+    size_t bytes;
+} shm_map_t;
 
 typedef struct shm_seg_hdr {
     uint64_t magic;
@@ -73,6 +106,8 @@ typedef struct shm_unexp {
     vs_matchq_link_t link; /* tag and place among its peer's arrivals */
     size_t len;
     shm_large_t *large;    /* large message: its staging entry; else payload below */
+    int mapped;            /* single copy: the payload is in the sender's buffer `ref` */
+    shm_map_ref_t ref;
     unsigned char data[];
 } shm_unexp_t;
 
@@ -83,6 +118,8 @@ struct shm_req {
     size_t len;            /* send: message length; recv: capacity */
     size_t off;            /* send: payload bytes in staging */
     int hdr_sent;          /* large send: header is in the ring */
+    const shm_reg_t *reg;  /* send: single copy out of this registered buffer */
+    uint64_t ack;          /* single-copy send: seq + 1, complete when acks[] holds it */
     shm_large_t large;     /* large receive matched on arrival */
 };
 _Static_assert(sizeof(shm_req_t) <= VS_REQ_BYTES, "request fits core's storage");
@@ -104,11 +141,18 @@ typedef struct shm_peer {
     vs_matchq_t posted;    /* shm_req_t: receives waiting for a message */
     vs_matchq_t unexp;     /* shm_unexp_t: messages waiting for a receive */
     vs_matchq_t large;     /* shm_large_t: large messages in staging order */
+    uint64_t tx_mseq;      /* single-copy sends posted to this peer */
+    shm_map_t maps[SHM_MAPS]; /* this peer's buffers mapped here */
+    unsigned next_map;     /* the slot replaced next */
 } shm_peer_t;
 
 struct vs_transport {
     const vs_host_t *host;
     size_t eager_limit, chunk, nchunks, ring_lines;
+    size_t single;          /* single copy from this size on (0: never) */
+    int single_ok;          /* every rank can map every other's buffers */
+    char single_why[96];    /* why single copy is off, when it is */
+    uint64_t next_reg;      /* registration numbers */
     int rank, size;
     char name[64];          /* segment name while it exists */
     int named;              /* this rank created it and has not unlinked it yet */
@@ -143,5 +187,15 @@ int shm_wait(vs_transport_t *t, vs_req_t *req);
 int shm_progress(vs_transport_t *t);
 /* Frees what a peer's queues own (unexpected messages, buffered payloads). */
 void shm_peer_lists_free(shm_peer_t *p);
+
+/* Single copy (shm_map.c): buffers registered into memfds, peers' buffers
+ * mapped on first use. */
+int shm_mem_reg(vs_transport_t *t, vs_mem_t *mem);
+int shm_mem_dereg(vs_transport_t *t, vs_mem_t *mem);
+/* The address of `ref`'s buffer of `peer`, mapped here; NULL after ERR. */
+const unsigned char *shm_map_peer(vs_transport_t *t, int peer, const shm_map_ref_t *ref);
+void shm_maps_free(shm_peer_t *p);
+/* Connect-time check that every rank can map the others' memfds. */
+int shm_single_probe(vs_transport_t *t, vs_bootstrap_t *bs);
 
 #endif

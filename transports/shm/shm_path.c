@@ -28,6 +28,7 @@ void shm_peer_lists_free(shm_peer_t *p)
         }
         free(u);
     }
+    shm_maps_free(p);
     shm_large_t *l;
     while ((l = LARGE_OF(vs_matchq_pop(&p->large)))) {
         if (l->heap) {
@@ -93,6 +94,22 @@ static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
         ring_publish(t, p, l, REC_EAGER, r->link.tag, r->len, n);
         return 1;
     }
+    if (r->reg) {
+        /* single copy: a reference in the ring; the ack completes the send */
+        uint64_t seq = p->tx_mseq;
+        if (seq >= SHM_ACKS && __atomic_load_n(&p->tx_ctrl->acks[seq % SHM_ACKS], __ATOMIC_ACQUIRE) !=
+                                   seq - SHM_ACKS + 1)
+            return 0; /* the slot's previous message is still being copied */
+        shm_line_t *l = ring_reserve(t, p, 1);
+        if (!l)
+            return 0;
+        shm_map_ref_t ref = {.id = r->reg->id, .seq = seq, .bytes = r->reg->bytes, .fd = r->reg->fd};
+        memcpy(l->data, &ref, sizeof ref);
+        ring_publish(t, p, l, REC_MAP, r->link.tag, r->len, 1);
+        p->tx_mseq++;
+        r->ack = seq + 1;
+        return 1;
+    }
     if (!r->hdr_sent) {
         shm_line_t *l = ring_reserve(t, p, 1);
         if (!l)
@@ -115,10 +132,27 @@ static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
     return 1;
 }
 
+/* A send whose step is over: complete, unless a single copy still waits for
+ * its ack (see req_done). */
+static inline void send_stepped(shm_req_t *r)
+{
+    r->done = !r->ack;
+}
+
 static void send_queue_progress(vs_transport_t *t, shm_peer_t *p)
 {
     while (p->sendq.head && send_step(t, p, REQ_OF(p->sendq.head)))
-        REQ_OF(vs_matchq_pop(&p->sendq))->done = 1;
+        send_stepped(REQ_OF(vs_matchq_pop(&p->sendq)));
+}
+
+/* Complete?  A single-copy send is once the receiver acknowledged its copy. */
+static inline int req_done(vs_transport_t *t, shm_req_t *r)
+{
+    if (!r->done && r->ack &&
+        __atomic_load_n(&t->peers[r->peer].tx_ctrl->acks[(r->ack - 1) % SHM_ACKS], __ATOMIC_ACQUIRE) ==
+            r->ack)
+        r->done = 1;
+    return r->done;
 }
 
 static int check_peer(vs_transport_t *t, int peer, size_t len)
@@ -142,9 +176,12 @@ int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, 
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
     *r = (shm_req_t){.link.tag = tag, .kind = REQ_SEND, .peer = peer, .buf = mem->addr, .len = len};
+    const shm_reg_t *reg = mem->desc;
+    if (reg && t->single_ok && len > t->eager_limit && len >= t->single && len <= reg->bytes)
+        r->reg = reg;
     shm_peer_t *p = &t->peers[peer];
     if (!p->sendq.head && send_step(t, p, r)) {
-        r->done = 1;
+        send_stepped(r);
         return 0;
     }
     vs_matchq_push(&p->sendq, &r->link);
@@ -171,6 +208,21 @@ static int unexp_add(shm_peer_t *p, uint64_t tag, size_t len, const void *data, 
     if (!large)
         memcpy(u->data, data, len);
     vs_matchq_push(&p->unexp, &u->link);
+    return 0;
+}
+
+/* Single copy: the payload of `ref` straight from the sender's buffer into
+ * dst (NULL: dropped), then the ack that completes the send. */
+static int map_copy(vs_transport_t *t, int peer, shm_peer_t *p, const shm_map_ref_t *ref,
+                    unsigned char *dst, size_t len)
+{
+    if (dst && len) {
+        const unsigned char *src = shm_map_peer(t, peer, ref);
+        if (!src)
+            return -EPROTO;
+        memcpy(dst, src, len);
+    }
+    __atomic_store_n(&p->rx_ctrl->acks[ref->seq % SHM_ACKS], ref->seq + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -209,6 +261,26 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
                 return -ENOMEM;
             }
             vs_matchq_push(&p->large, &lg->link);
+        } else if (l->kind == REC_MAP) {
+            shm_map_ref_t ref;
+            memcpy(&ref, l->data, sizeof ref);
+            shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
+            int rc = 0;
+            if (r && len <= r->len) {
+                if (!(rc = map_copy(t, peer, p, &ref, r->buf, len)))
+                    r->done = 1;
+            } else if (r) {
+                recv_too_short(t, r, peer, l->tag, len);
+                rc = map_copy(t, peer, p, &ref, NULL, len);
+            } else {
+                shm_unexp_t *u = malloc(sizeof *u);
+                if (!u)
+                    return -ENOMEM;
+                *u = (shm_unexp_t){.link.tag = l->tag, .len = len, .mapped = 1, .ref = ref};
+                vs_matchq_push(&p->unexp, &u->link);
+            }
+            if (rc)
+                return rc;
         } else if (l->kind != REC_WRAP) {
             ERR(t, "corrupt record in the ring from rank %d", peer);
             return -EPROTO;
@@ -321,6 +393,15 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
     *r = (shm_req_t){.link.tag = tag, .kind = REQ_RECV, .peer = peer, .buf = mem->addr, .len = len};
     shm_peer_t *p = &t->peers[peer];
     shm_unexp_t *u = UNEXP_OF(vs_matchq_take(&p->unexp, tag));
+    if (u && u->mapped) {
+        int fits = u->len <= len;
+        if (!fits)
+            recv_too_short(t, r, peer, tag, u->len);
+        rc = map_copy(t, peer, p, &u->ref, fits ? r->buf : NULL, u->len);
+        r->done = 1;
+        free(u);
+        return rc;
+    }
     if (u) {
         shm_large_t *l = u->large;
         size_t mlen = l ? l->len : u->len;
@@ -363,10 +444,10 @@ int shm_test(vs_transport_t *t, vs_req_t *req, int *done)
 {
     shm_req_t *r = (shm_req_t *)req->opaque;
     int rc = 0;
-    if (!r->done)
+    if (!req_done(t, r))
         rc = shm_progress(t);
-    *done = r->done;
-    return rc ? rc : (r->done ? r->err : 0);
+    *done = req_done(t, r);
+    return rc ? rc : (*done ? r->err : 0);
 }
 
 int shm_wait(vs_transport_t *t, vs_req_t *req)
@@ -377,7 +458,7 @@ int shm_wait(vs_transport_t *t, vs_req_t *req)
         t->my_cpu = cpu;
         __atomic_store_n(&t->cpu_of[t->rank].cpu, cpu, __ATOMIC_RELAXED);
     }
-    for (unsigned long polls = 1; !r->done; polls++) {
+    for (unsigned long polls = 1; !req_done(t, r); polls++) {
         int rc = shm_progress(t);
         if (rc)
             return rc;
