@@ -4,7 +4,7 @@
 
 usage: shm_pingpong.py --variant blocking|nonblocking [--copy single|pipeline|staged]
 
---copy names the large-message path: single (the default options: from 64 KiB
+--copy names the large-message path: single (the default options: from 16 KiB
 the receiver copies straight out of the sender's registered buffer), pipeline
 (single=0: the payload streams through the staging slots) or staged (single=0,
 one 4 MiB slot: copy in, then copy out).
@@ -53,8 +53,8 @@ def main():
     vstest.check(tr["attrs"].get("slot_bytes") == "64", "attr slot_bytes=64")
     single = tr["attrs"].get("single_copy", "")
     if a.copy == "single":
-        vstest.check(single.startswith("from 65536 B") and tr["thresholds"].get("single_copy") == 65536,
-                     f"single copy on from 64 KiB, recorded as attr and threshold ({single!r})")
+        vstest.check(single.startswith("from 16384 B") and tr["thresholds"].get("single_copy") == 16384,
+                     f"single copy on from 16 KiB, recorded as attr and threshold ({single!r})")
     else:
         vstest.check(single == "off (single=0)" and "single_copy" not in tr["thresholds"],
                      f"single copy recorded as off (single=0) ({single!r})")

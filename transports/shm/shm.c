@@ -17,18 +17,29 @@
  *     The receiver publishes how many lines it consumed; sends complete as
  *     soon as their record is in the ring.
  *   - a staging area of `chunks` slots of `chunk` bytes for messages above
- *     eager_limit: the ring carries only a header, the payload streams
- *     through the slots, sender and receiver copying concurrently (two
- *     counters, chunks filled and chunks drained).  chunks=1 with a chunk as
- *     large as the message is the "copy in, then copy out" variant.
- *     Defaults (eager_limit 8 KiB, 16 x 32 KiB: the staging fits one L2)
- *     were the fastest of a chunk sweep; a single kernel copy with
- *     process_vm_readv was measured too, at 7-8 GB/s for 4 MiB against a
- *     24 GB/s memcpy (page pinning dominates), so it is not used.
+ *     eager_limit whose buffer is not registered: the ring carries only a
+ *     header, the payload streams through the slots, sender and receiver
+ *     copying concurrently (two counters, chunks filled and chunks drained).
+ *     chunks=1 with a chunk as large as the message is the "copy in, then
+ *     copy out" variant.  Defaults (eager_limit 8 KiB, 16 x 32 KiB: the
+ *     staging fits one L2) were the fastest of a chunk sweep.
+ *   - single copy (shm_map.c) for messages of at least `single` bytes (16 KiB
+ *     by default, never at or below eager_limit) sent out of a buffer core
+ *     registered: the receiver copies straight from the sender's pages and
+ *     acknowledges in the channel's ack slots.  Against the pipeline, in one
+ *     interleaved sweep on a 2-core VM: 1.3-2.4x the ping-pong bandwidth from
+ *     16 KiB to 4 MiB with separate send and receive buffers, 1.2-1.8x for
+ *     stream and bistream, but 0.7-0.9x between 32 and 256 KiB when each rank
+ *     sends back the buffer it just received (--buffers shared: every line
+ *     crosses cores and one core copies where the pipeline has two).  A
+ *     kernel copy with process_vm_readv was measured too, at 7-8 GB/s for
+ *     4 MiB against a 24 GB/s memcpy (page pinning dominates), so it is not
+ *     used.
  *
  * Matching is by (peer, tag) in arrival order; early arrivals are kept on an
  * unexpected list (eager payloads copied, large ones left in staging until
- * their receive is posted or a later large message needs the staging area).
+ * their receive is posted or a later large message needs the staging area,
+ * single-copy ones left in the sender's buffer, whose send stays incomplete).
  *
  * A dead peer: progress checks every peer's pid (kill(pid, 0), and
  * /proc/PID/stat for an unreaped zombie) every 2^22 polls, tens of
@@ -109,10 +120,10 @@ static int shm_topen(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, 
     if (!t)
         return -ENOMEM;
     t->host = host;
-    t->eager_limit = 8192;
-    t->chunk = 32768;
-    t->nchunks = 16;
-    t->ring_lines = 4096;
+    t->eager_limit = SHM_EAGER_DEFAULT;
+    t->chunk = SHM_CHUNK_DEFAULT;
+    t->nchunks = SHM_CHUNKS_DEFAULT;
+    t->ring_lines = SHM_RING_DEFAULT;
     t->single = SHM_SINGLE_DEFAULT;
     int rc = shm_open_opts(t, opts, n_opts);
     if (rc) {
@@ -360,6 +371,16 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     return 0;
 }
 
+static int shm_describe(char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "options (--transport-opt) and defaults: eager_limit=%d, ring=%d (lines of %d B), single=%d "
+             "(single copy from this size; 0: never), chunk=%d and chunks=%d (staging slots otherwise)",
+             SHM_EAGER_DEFAULT, SHM_RING_DEFAULT, SHM_LINE, SHM_SINGLE_DEFAULT, SHM_CHUNK_DEFAULT,
+             SHM_CHUNKS_DEFAULT);
+    return 0;
+}
+
 static const vs_transport_ops_t shm_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
@@ -377,6 +398,7 @@ static const vs_transport_ops_t shm_ops = {
     .progress = shm_progress,
     .mem_reg = shm_mem_reg,
     .mem_dereg = shm_mem_dereg,
+    .describe = shm_describe,
 };
 
 VS_TRANSPORT_DEFINE(shm_ops)
