@@ -173,7 +173,7 @@ def main():
             ("shm separate buffers (16 MiB)", bw["shm"], mem, "memcpy (8 MiB)")):
         bw_per = [s / m for s, m in zip(series, ref)]
         bw_ratio = statistics.median(bw_per)
-        print(f"{label} / {ref_label}, 4 MiB bandwidth (paired, median over rounds): {bw_ratio:.2f} "
+        print(f"{label} / {ref_label}, 4 MiB bandwidth (paired, median over rounds): {bw_ratio:.3f} "
               f"[{' '.join(f'{x:.2f}' for x in bw_per)}] -> {'within' if bw_ratio >= 0.8 else 'NOT within'} 20 %")
     print(f"shm 8 B latency at or below every other transport measured: {'yes' if ok_lat else 'no'}")
     print(f"load average after: {loadavg()}")
