@@ -18,3 +18,9 @@ vt.check(len(ofi_lines) == 1, "--list names the usable libfabric providers")
 usable = ofi_lines[0].split(":", 1)[1] if ofi_lines else ""
 vt.check("tcp" in usable and "shm" in usable and "sockets" not in usable,
          f"usable providers include tcp and shm, not the refused sockets ({usable.strip()})")
+
+# shm: --list names its option keys with their defaults (what --transport-opt accepts)
+shm_lines = [ln for ln in p.stdout.splitlines() if "options (--transport-opt)" in ln]
+vt.check(len(shm_lines) == 1 and all(f"{k}=" in shm_lines[0] for k in
+                                     ("eager_limit", "ring", "single", "chunk", "chunks")),
+         f"--list names shm's option keys ({shm_lines})")
