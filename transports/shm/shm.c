@@ -355,7 +355,7 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     snprintf(info->thresholds[0].name, sizeof info->thresholds[0].name, "eager_limit");
     info->thresholds[0].bytes = (int64_t)t->eager_limit;
     snprintf(info->thresholds[1].name, sizeof info->thresholds[1].name, "single_copy");
-    info->thresholds[1].bytes = (int64_t)(t->single > t->eager_limit ? t->single : t->eager_limit + 1);
+    info->thresholds[1].bytes = (int64_t)single_from(t);
     attr(info, "mode", "cacheline+%s", staging);
     attr(info, "slot_bytes", "%d", SHM_LINE);
     attr(info, "ring_slots", "%zu", t->ring_lines);
@@ -363,7 +363,7 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     attr(info, "chunks", "%zu", t->nchunks);
     if (t->single_ok)
         attr(info, "single_copy", "from %zu B out of registered buffers: the receiver copies from the "
-             "sender's pages (memfd mapped through /proc)", t->single);
+             "sender's pages (memfd mapped through /proc)", single_from(t));
     else
         attr(info, "single_copy", "%s", t->single_why);
     attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");

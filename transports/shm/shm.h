@@ -177,6 +177,13 @@ static inline uint64_t flag_of(const vs_transport_t *t, uint64_t pos)
     return (pos + 1) ^ t->key;
 }
 
+/* Messages of at least this size go single copy when their buffer is
+ * registered: `single`, but never at or below the eager limit. */
+static inline size_t single_from(const vs_transport_t *t)
+{
+    return t->single > t->eager_limit ? t->single : t->eager_limit + 1;
+}
+
 static inline size_t lines_for(size_t len)
 {
     return len <= SHM_INLINE ? 1 : 1 + (len - SHM_INLINE + SHM_LINE - 1) / SHM_LINE;

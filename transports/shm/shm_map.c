@@ -36,7 +36,7 @@ int shm_mem_reg(vs_transport_t *t, vs_mem_t *mem)
     mem->desc = NULL;
     /* only whole pages can be moved, and only buffers that can hold a
      * single-copy message are worth it */
-    if (!t->single_ok || mem->len < t->single || mem->len <= t->eager_limit ||
+    if (!t->single_ok || mem->len < single_from(t) ||
         (uintptr_t)mem->addr % page || mem->len % page)
         return 0;
     shm_reg_t *reg = calloc(1, sizeof *reg);

@@ -176,9 +176,8 @@ int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, 
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
     *r = (shm_req_t){.link.tag = tag, .kind = REQ_SEND, .peer = peer, .buf = mem->addr, .len = len};
-    const shm_reg_t *reg = mem->desc;
-    if (reg && t->single_ok && len > t->eager_limit && len >= t->single && len <= reg->bytes)
-        r->reg = reg;
+    if (mem->desc && len >= single_from(t))
+        r->reg = mem->desc; /* registered: single copy is on */
     shm_peer_t *p = &t->peers[peer];
     if (!p->sendq.head && send_step(t, p, r)) {
         send_stepped(r);
@@ -199,29 +198,38 @@ static void recv_too_short(vs_transport_t *t, shm_req_t *r, int peer, uint64_t t
     r->done = 1;
 }
 
-static int unexp_add(shm_peer_t *p, uint64_t tag, size_t len, const void *data, shm_large_t *large)
+/* An early arrival, one of: an eager payload (data, copied), a large message
+ * in staging (large) or a single-copy message still in the sender's buffer (ref). */
+static int unexp_add(shm_peer_t *p, uint64_t tag, size_t len, const void *data, shm_large_t *large,
+                     const shm_map_ref_t *ref)
 {
-    shm_unexp_t *u = malloc(sizeof *u + (large ? 0 : len));
+    shm_unexp_t *u = malloc(sizeof *u + (data ? len : 0));
     if (!u)
         return -ENOMEM;
-    *u = (shm_unexp_t){.link.tag = tag, .len = len, .large = large};
-    if (!large)
+    *u = (shm_unexp_t){.link.tag = tag, .len = len, .large = large, .mapped = ref != NULL};
+    if (ref)
+        u->ref = *ref;
+    if (data)
         memcpy(u->data, data, len);
     vs_matchq_push(&p->unexp, &u->link);
     return 0;
 }
 
-/* Single copy: the payload of `ref` straight from the sender's buffer into
- * dst (NULL: dropped), then the ack that completes the send. */
-static int map_copy(vs_transport_t *t, int peer, shm_peer_t *p, const shm_map_ref_t *ref,
-                    unsigned char *dst, size_t len)
+/* A single-copy message meets its receive r: the payload goes straight from
+ * the sender's buffer into r's (or r fails with -EMSGSIZE when it is too
+ * short and the payload is dropped), then the ack completes the send. */
+static int map_deliver(vs_transport_t *t, int peer, shm_peer_t *p, shm_req_t *r, uint64_t tag,
+                       size_t len, const shm_map_ref_t *ref)
 {
-    if (dst && len) {
+    if (len > r->len) {
+        recv_too_short(t, r, peer, tag, len);
+    } else if (len) {
         const unsigned char *src = shm_map_peer(t, peer, ref);
         if (!src)
-            return -EPROTO;
-        memcpy(dst, src, len);
+            return r->err = -EPROTO;
+        memcpy(r->buf, src, len);
     }
+    r->done = 1;
     __atomic_store_n(&p->rx_ctrl->acks[ref->seq % SHM_ACKS], ref->seq + 1, __ATOMIC_RELEASE);
     return 0;
 }
@@ -242,7 +250,7 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
                 r->done = 1;
             } else if (r) {
                 recv_too_short(t, r, peer, l->tag, len);
-            } else if (unexp_add(p, l->tag, len, l->data, NULL)) {
+            } else if (unexp_add(p, l->tag, len, l->data, NULL, NULL)) {
                 ERR(t, "out of memory for an unexpected %zu B message", len);
                 return -ENOMEM;
             }
@@ -256,7 +264,7 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
                                 .discard = r && !fits, .heap = !fits};
             if (r && !fits)
                 recv_too_short(t, r, peer, l->tag, len); /* fails now; the payload is dropped */
-            if (!r && unexp_add(p, l->tag, len, NULL, lg)) {
+            if (!r && unexp_add(p, l->tag, len, NULL, lg, NULL)) {
                 free(lg);
                 return -ENOMEM;
             }
@@ -265,20 +273,8 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
             shm_map_ref_t ref;
             memcpy(&ref, l->data, sizeof ref);
             shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
-            int rc = 0;
-            if (r && len <= r->len) {
-                if (!(rc = map_copy(t, peer, p, &ref, r->buf, len)))
-                    r->done = 1;
-            } else if (r) {
-                recv_too_short(t, r, peer, l->tag, len);
-                rc = map_copy(t, peer, p, &ref, NULL, len);
-            } else {
-                shm_unexp_t *u = malloc(sizeof *u);
-                if (!u)
-                    return -ENOMEM;
-                *u = (shm_unexp_t){.link.tag = l->tag, .len = len, .mapped = 1, .ref = ref};
-                vs_matchq_push(&p->unexp, &u->link);
-            }
+            int rc = r ? map_deliver(t, peer, p, r, l->tag, len, &ref)
+                       : unexp_add(p, l->tag, len, NULL, NULL, &ref);
             if (rc)
                 return rc;
         } else if (l->kind != REC_WRAP) {
@@ -394,11 +390,7 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
     shm_peer_t *p = &t->peers[peer];
     shm_unexp_t *u = UNEXP_OF(vs_matchq_take(&p->unexp, tag));
     if (u && u->mapped) {
-        int fits = u->len <= len;
-        if (!fits)
-            recv_too_short(t, r, peer, tag, u->len);
-        rc = map_copy(t, peer, p, &u->ref, fits ? r->buf : NULL, u->len);
-        r->done = 1;
+        rc = map_deliver(t, peer, p, r, tag, u->len, &u->ref);
         free(u);
         return rc;
     }
