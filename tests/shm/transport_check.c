@@ -9,8 +9,8 @@
  * usage: transport_check MODULE.so [--max BYTES] [--peer-death] [--register] [KEY=VALUE]...
  * --register allocates every buffer as versus-run does (whole pages) and
  * registers it with the module (mem_reg), which is what turns on shm's single
- * copy; the module must then say, through host->debug, that it mapped a
- * peer's buffer, or the check fails.  A parent forks both ranks (as versus-run's local launcher does) and
+ * copy; each rank must then hold a read-only mapping of a peer's buffer
+ * (/proc/self/maps), or the check fails.  A parent forks both ranks (as versus-run's local launcher does) and
  * reaps them; the ranks meet through a socketpair bootstrap.  Exit 0 when
  * every claim held, 1 otherwise; an alarm turns a hang into a failure. */
 #include <dlfcn.h>
@@ -39,7 +39,6 @@ typedef struct check {
     vs_mem_t sbuf, rbuf;
     int last_error_seen;
     int reg;         /* --register */
-    int peer_mapped; /* host->debug messages about a mapped peer buffer */
 } check_t;
 
 static int io_full(int fd, void *buf, size_t n, int writing)
@@ -82,9 +81,22 @@ static void host_error(void *core, const char *fmt, ...)
 
 static void host_debug(void *core, const char *fmt, ...)
 {
-    check_t *c = core;
-    if (strstr(fmt, "single copy: mapped"))
-        c->peer_mapped++;
+    (void)core;
+    (void)fmt;
+}
+
+/* Peer buffers mapped into this process: shm maps them read-only and shared
+ * from the owner's memfd (its own registered buffers are read-write). */
+static int peer_buffers_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, " r--s ") && strstr(line, "versus-shm-buffer");
+    if (f)
+        fclose(f);
+    return n;
 }
 
 /* A buffer of at least len bytes: malloc'd, or whole pages registered with
@@ -342,6 +354,46 @@ static int check_too_short(check_t *c, size_t len)
     return 0;
 }
 
+/* Rank 1 posts n sends of one buffer before waiting for any, then waits for
+ * the last first and the first last: every send must complete, however many
+ * of them were in flight at once (shm single copy has 256 ack slots). */
+static int check_many_in_flight(check_t *c, int n, size_t len)
+{
+    vs_req_t *q = calloc((size_t)n, sizeof *q);
+    unsigned char *area = malloc((size_t)n * len);
+    int rc = 0;
+    if (!q || !area)
+        FAIL(c, "out of memory");
+    if (c->rank == 1) {
+        fill(c->sbuf.addr, len, 1);
+        for (int i = 0; i < n && !rc; i++)
+            rc = c->ops->post_send(c->t, &c->sbuf, len, 0, 11, &q[i]);
+        for (int i = n - 1; i >= 0 && !rc; i--)
+            rc = c->ops->wait(c->t, &q[i]);
+        if (rc)
+            FAIL(c, "%d sends of %zu B in flight: %s", n, len, strerror(-rc));
+    } else {
+        for (int i = 0; i < n && !rc; i++) {
+            vs_mem_t m = {area + (size_t)i * len, len, NULL};
+            rc = c->ops->post_recv(c->t, &m, len, 1, 11, &q[i]);
+        }
+        for (int i = 0; i < n && !rc; i++)
+            rc = c->ops->wait(c->t, &q[i]);
+        if (rc)
+            FAIL(c, "%d receives of %zu B: %s", n, len, strerror(-rc));
+        for (int i = 0; i < n; i++)
+            if (verify(c, area + (size_t)i * len, len, 1, "many in flight"))
+                return 1;
+    }
+    free(q);
+    free(area);
+    if (c->bs.barrier(&c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: %d sends of %zu B in flight at once all complete, waited for in reverse\n",
+           c->rank, n, len);
+    return 0;
+}
+
 /* Rank 1 exits without a word; rank 0's pending receive must fail. */
 static int check_peer_death(check_t *c)
 {
@@ -386,12 +438,13 @@ static int rank_main(const char *path, int rank, int fd, size_t max, int peer_de
         check_early_arrivals(&c, 200000, 100) || check_early_arrivals(&c, 300001, 150001) ||
         check_early_arrivals(&c, 0, 70000) || check_same_tag_order(&c, 0) ||
         check_same_tag_order(&c, 1) || check_too_short(&c, 1000) ||
-        check_too_short(&c, 300000))
+        check_too_short(&c, 300000) || check_many_in_flight(&c, 600, 20000))
         return 1;
-    if (reg && !c.peer_mapped)
-        FAIL(&c, "--register: the module never said it mapped a peer's buffer (no single copy)");
+    int mapped = peer_buffers_mapped();
+    if (reg && !mapped)
+        FAIL(&c, "--register: no peer buffer is mapped here (no single copy took place)");
     if (reg)
-        printf("rank %d: ok: single copy out of %d mapped peer buffer(s)\n", rank, c.peer_mapped);
+        printf("rank %d: ok: single copy out of %d mapped peer buffer(s)\n", rank, mapped);
     buf_free(&c, &c.sbuf);
     buf_free(&c, &c.rbuf);
     c.ops->close(c.t);

@@ -125,6 +125,7 @@ static int shm_topen(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, 
     t->nchunks = SHM_CHUNKS_DEFAULT;
     t->ring_lines = SHM_RING_DEFAULT;
     t->single = SHM_SINGLE_DEFAULT;
+    t->single_min = SIZE_MAX; /* until connect's probe */
     int rc = shm_open_opts(t, opts, n_opts);
     if (rc) {
         free(t);
@@ -346,24 +347,25 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
 {
     memset(info, 0, sizeof *info);
     const char *staging = t->nchunks > 1 ? "pipeline" : "copy";
+    int single = t->single_min != SIZE_MAX;
     snprintf(info->name, sizeof info->name, "shm");
     snprintf(info->library, sizeof info->library, "versus");
     shm_library_version(info->version, sizeof info->version);
     snprintf(info->provider, sizeof info->provider, "shm/cacheline+%s%s", staging,
-             t->single_ok ? "+single" : "");
-    info->n_thresholds = t->single_ok ? 2 : 1;
+             single ? "+single" : "");
+    info->n_thresholds = single ? 2 : 1;
     snprintf(info->thresholds[0].name, sizeof info->thresholds[0].name, "eager_limit");
     info->thresholds[0].bytes = (int64_t)t->eager_limit;
     snprintf(info->thresholds[1].name, sizeof info->thresholds[1].name, "single_copy");
-    info->thresholds[1].bytes = (int64_t)single_from(t);
+    info->thresholds[1].bytes = single ? (int64_t)t->single_min : 0;
     attr(info, "mode", "cacheline+%s", staging);
     attr(info, "slot_bytes", "%d", SHM_LINE);
     attr(info, "ring_slots", "%zu", t->ring_lines);
     attr(info, "chunk_bytes", "%zu", t->chunk);
     attr(info, "chunks", "%zu", t->nchunks);
-    if (t->single_ok)
+    if (single)
         attr(info, "single_copy", "from %zu B out of registered buffers: the receiver copies from the "
-             "sender's pages (memfd mapped through /proc)", single_from(t));
+             "sender's pages (memfd mapped through /proc)", t->single_min);
     else
         attr(info, "single_copy", "%s", t->single_why);
     attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");

@@ -33,7 +33,6 @@
 #define SHM_MAPS 16      /* peer buffers kept mapped per peer */
 
 enum { REC_EAGER = 1, REC_LARGE = 2, REC_WRAP = 3, REC_MAP = 4 };
-enum { REQ_SEND = 1, REQ_RECV = 2 };
 
 typedef struct shm_line {
     uint64_t flag;   /* scrambled position, written last */
@@ -118,7 +117,7 @@ typedef struct shm_unexp {
 
 struct shm_req {
     vs_matchq_link_t link; /* tag; place in a send queue or among posted receives */
-    int kind, done, err, peer;
+    int done, err, peer;
     unsigned char *buf;
     size_t len;            /* send: message length; recv: capacity */
     size_t off;            /* send: payload bytes in staging */
@@ -155,7 +154,7 @@ struct vs_transport {
     const vs_host_t *host;
     size_t eager_limit, chunk, nchunks, ring_lines;
     size_t single;          /* single copy from this size on (0: never) */
-    int single_ok;          /* every rank can map every other's buffers */
+    size_t single_min;      /* single copy from this size on; SIZE_MAX: off (set at connect) */
     char single_why[96];    /* why single copy is off, when it is */
     uint64_t next_reg;      /* registration numbers */
     int rank, size;
@@ -175,13 +174,6 @@ struct vs_transport {
 static inline uint64_t flag_of(const vs_transport_t *t, uint64_t pos)
 {
     return (pos + 1) ^ t->key;
-}
-
-/* Messages of at least this size go single copy when their buffer is
- * registered: `single`, but never at or below the eager limit. */
-static inline size_t single_from(const vs_transport_t *t)
-{
-    return t->single > t->eager_limit ? t->single : t->eager_limit + 1;
 }
 
 static inline size_t lines_for(size_t len)
@@ -207,7 +199,8 @@ int shm_mem_dereg(vs_transport_t *t, vs_mem_t *mem);
 /* The address of `ref`'s buffer of `peer`, mapped here; NULL after ERR. */
 const unsigned char *shm_map_peer(vs_transport_t *t, int peer, const shm_map_ref_t *ref);
 void shm_maps_free(shm_peer_t *p);
-/* Connect-time check that every rank can map the others' memfds. */
+/* Connect-time check that every rank can map the others' memfds; sets
+ * single_min (and single_why when single copy is off). */
 int shm_single_probe(vs_transport_t *t, vs_bootstrap_t *bs);
 
 #endif

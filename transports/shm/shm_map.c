@@ -36,7 +36,7 @@ int shm_mem_reg(vs_transport_t *t, vs_mem_t *mem)
     mem->desc = NULL;
     /* only whole pages can be moved, and only buffers that can hold a
      * single-copy message are worth it */
-    if (!t->single_ok || mem->len < single_from(t) ||
+    if (mem->len < t->single_min ||
         (uintptr_t)mem->addr % page || mem->len % page)
         return 0;
     shm_reg_t *reg = calloc(1, sizeof *reg);
@@ -116,7 +116,7 @@ const unsigned char *shm_map_peer(vs_transport_t *t, int peer, const shm_map_ref
 {
     shm_peer_t *p = &t->peers[peer];
     for (int i = 0; i < SHM_MAPS; i++)
-        if (p->maps[i].addr && p->maps[i].id == ref->id && p->maps[i].bytes >= ref->bytes)
+        if (p->maps[i].addr && p->maps[i].id == ref->id)
             return p->maps[i].addr;
     void *a = map_foreign(p->pid, ref->fd, ref->bytes);
     if (a == MAP_FAILED) {
@@ -129,8 +129,6 @@ const unsigned char *shm_map_peer(vs_transport_t *t, int peer, const shm_map_ref
     if (m->addr)
         munmap((void *)m->addr, m->bytes);
     *m = (shm_map_t){.id = ref->id, .addr = a, .bytes = ref->bytes};
-    t->host->debug(t->host->core, "shm single copy: mapped rank %d's buffer %" PRIu64 " (%zu B)", peer,
-                   ref->id, (size_t)ref->bytes);
     return a;
 }
 
@@ -150,11 +148,8 @@ typedef struct shm_probe {
 
 int shm_single_probe(vs_transport_t *t, vs_bootstrap_t *bs)
 {
-    t->single_ok = 0;
-    if (!t->single) {
-        snprintf(t->single_why, sizeof t->single_why, "off (single=0)");
-        return 0;
-    }
+    /* every rank takes part, whatever its own `single`, so the exchanges pair up */
+    t->single_min = SIZE_MAX;
     size_t page = (size_t)page_bytes();
     uint64_t mark = t->key ^ (uint64_t)t->rank;
     shm_probe_t me = {.fd = memfd_create("versus-shm-probe", MFD_CLOEXEC), .ok = 1};
@@ -195,12 +190,15 @@ int shm_single_probe(vs_transport_t *t, vs_bootstrap_t *bs)
         free(all);
         return rc;
     }
-    t->single_ok = 1;
+    int ok = 1;
     for (int r = 0; r < t->size; r++)
-        if (!all[r].ok)
-            t->single_ok = 0;
+        ok &= all[r].ok;
     free(all);
-    if (!t->single_ok)
+    if (ok && t->single)
+        t->single_min = t->single > t->eager_limit ? t->single : t->eager_limit + 1;
+    else if (!t->single)
+        snprintf(t->single_why, sizeof t->single_why, "off (single=0)");
+    else
         snprintf(t->single_why, sizeof t->single_why, "off: buffers cannot be mapped across ranks (%s)",
                  e ? strerror(e) : "another rank could not");
     return 0;

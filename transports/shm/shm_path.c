@@ -82,6 +82,15 @@ static inline void ring_publish(vs_transport_t *t, shm_peer_t *p, shm_line_t *l,
     p->tx_tail += n;
 }
 
+/* Has the receiver copied single-copy message ack - 1 (ack = seq + 1; 0 or
+ * less: a slot never used)?  A slot only grows (seq + SHM_ACKS is sent only
+ * once seq is acked), so a later message's ack in it counts too. */
+static inline int acked(shm_peer_t *p, uint64_t ack)
+{
+    return (int64_t)ack <= 0 ||
+           __atomic_load_n(&p->tx_ctrl->acks[(ack - 1) % SHM_ACKS], __ATOMIC_ACQUIRE) >= ack;
+}
+
 /* Move a send forward; returns 1 when it is complete. */
 static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
 {
@@ -97,8 +106,7 @@ static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
     if (r->reg) {
         /* single copy: a reference in the ring; the ack completes the send */
         uint64_t seq = p->tx_mseq;
-        if (seq >= SHM_ACKS && __atomic_load_n(&p->tx_ctrl->acks[seq % SHM_ACKS], __ATOMIC_ACQUIRE) !=
-                                   seq - SHM_ACKS + 1)
+        if (!acked(p, seq - SHM_ACKS + 1))
             return 0; /* the slot's previous message is still being copied */
         shm_line_t *l = ring_reserve(t, p, 1);
         if (!l)
@@ -148,9 +156,7 @@ static void send_queue_progress(vs_transport_t *t, shm_peer_t *p)
 /* Complete?  A single-copy send is once the receiver acknowledged its copy. */
 static inline int req_done(vs_transport_t *t, shm_req_t *r)
 {
-    if (!r->done && r->ack &&
-        __atomic_load_n(&t->peers[r->peer].tx_ctrl->acks[(r->ack - 1) % SHM_ACKS], __ATOMIC_ACQUIRE) ==
-            r->ack)
+    if (!r->done && r->ack && acked(&t->peers[r->peer], r->ack))
         r->done = 1;
     return r->done;
 }
@@ -175,8 +181,8 @@ int shm_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, 
     if (rc)
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
-    *r = (shm_req_t){.link.tag = tag, .kind = REQ_SEND, .peer = peer, .buf = mem->addr, .len = len};
-    if (mem->desc && len >= single_from(t))
+    *r = (shm_req_t){.link.tag = tag, .peer = peer, .buf = mem->addr, .len = len};
+    if (mem->desc && len >= t->single_min)
         r->reg = mem->desc; /* registered: single copy is on */
     shm_peer_t *p = &t->peers[peer];
     if (!p->sendq.head && send_step(t, p, r)) {
@@ -386,7 +392,7 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
     if (rc)
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
-    *r = (shm_req_t){.link.tag = tag, .kind = REQ_RECV, .peer = peer, .buf = mem->addr, .len = len};
+    *r = (shm_req_t){.link.tag = tag, .peer = peer, .buf = mem->addr, .len = len};
     shm_peer_t *p = &t->peers[peer];
     shm_unexp_t *u = UNEXP_OF(vs_matchq_take(&p->unexp, tag));
     if (u && u->mapped) {

@@ -16,7 +16,6 @@
 #define TCP_ACCEPT_TIMEOUT_MS 60000
 
 enum { MODE_POLL, MODE_BLOCK };
-enum { REQ_SEND = 1, REQ_RECV = 2 };
 
 typedef struct tcp_hdr {
     uint64_t tag;
@@ -38,7 +37,7 @@ static inline size_t tcp_pad_after(uint64_t hdr_pos)
 typedef struct tcp_req tcp_req_t;
 struct tcp_req {
     vs_matchq_link_t link; /* tag; place in a send queue or among posted receives */
-    int kind, done, err, peer;
+    int done, err, peer;
     unsigned char *buf;
     size_t len;       /* send: message length; recv: capacity */
     size_t off;       /* send: bytes of header + pad + payload written */

@@ -101,7 +101,7 @@ static int check_peer(vs_transport_t *t, int peer)
 
 static void send_init(tcp_req_t *r, const vs_mem_t *mem, size_t len, int peer, uint64_t tag)
 {
-    *r = (tcp_req_t){.link.tag = tag, .kind = REQ_SEND, .peer = peer, .buf = mem->addr, .len = len,
+    *r = (tcp_req_t){.link.tag = tag, .peer = peer, .buf = mem->addr, .len = len,
                      .hdr = {.tag = tag, .len = len}};
 }
 
@@ -301,7 +301,7 @@ int tcp_progress(vs_transport_t *t)
 
 static int recv_init(vs_transport_t *t, tcp_req_t *r, vs_mem_t *mem, size_t len, int peer, uint64_t tag)
 {
-    *r = (tcp_req_t){.link.tag = tag, .kind = REQ_RECV, .peer = peer, .buf = mem->addr, .len = len};
+    *r = (tcp_req_t){.link.tag = tag, .peer = peer, .buf = mem->addr, .len = len};
     tcp_peer_t *p = &t->peers[peer];
     tcp_unexp_t *u = UNEXP_OF(p->unexp.head);
     for (; u && (u->link.tag != tag || u->req || u->dropped); u = UNEXP_OF(u->link.next))
