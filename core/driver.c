@@ -58,6 +58,9 @@ static int grow(driver_t *d, size_state_t *st, long need)
         int64_t *v = realloc(st->s[k], (size_t)cap * sizeof *v);
         if (!v)
             return vs_run_fail(d->r, -ENOMEM, "cannot allocate sample storage");
+        /* touch the new pages now: a first-touch fault inside the timed loop
+         * would land in a sample */
+        memset(v + st->cap, 0, (size_t)(cap - st->cap) * sizeof *v);
         st->s[k] = v;
     }
     st->cap = cap;

@@ -152,7 +152,8 @@ static inline __attribute__((always_inline)) int vs_run_warm_units(vs_run_t *r, 
 }
 
 /* The timed loop shared by unit patterns: n samples, each the mean time of
- * `batch` consecutive units, one clock read per sample. */
+ * `batch` consecutive units, one clock read and one store per sample (the
+ * division by batch waits until the loop is over). */
 static inline __attribute__((always_inline)) int vs_run_time_units(vs_run_t *r, vs_unit_fn unit, void *state,
                                                                    size_t bytes, long batch, long n,
                                                                    int64_t *samples, const char *what)
@@ -167,10 +168,13 @@ static inline __attribute__((always_inline)) int vs_run_time_units(vs_run_t *r, 
                 return vs_run_fail(r, rc, "%s of %zu B failed", what, bytes);
         }
         uint64_t now = vs_timer_read(&r->timer);
-        samples[i] = (int64_t)((now - prev + (uint64_t)batch / 2) / (uint64_t)batch);
+        samples[i] = (int64_t)(now - prev); /* the mean per unit after the loop */
         prev = now;
         vs_watchdog_beat(r->wd);
     }
+    if (batch > 1)
+        for (long i = 0; i < n; i++)
+            samples[i] = (samples[i] + batch / 2) / batch;
     return 0;
 }
 
