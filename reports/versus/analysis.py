@@ -14,6 +14,7 @@ from .load import Run, group_launches
 from .stats import SizeStats, summarise_run
 from .transitions import Staircase, Transition, attribute, classify, find_staircases
 from .compare import launch_spread
+from .launches import count_launches, launch_key
 from .units import run_meaning
 
 PEAK_AGREEMENT = 0.8       # fitted asymptotic bandwidth below 0.8 x the measured peak: disagree
@@ -136,10 +137,10 @@ def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None 
                      include_invalid: bool = False) -> dict:
     """The `versus summary --json` document."""
     analyses = [analyse_run(r, min_bytes, penalty, include_invalid) for r in runs]
-    groups = [g for g in group_launches(runs) if len({r.launch_id for r in g}) > 1]
+    groups = [g for g in group_launches(runs) if count_launches(g) > 1]
     return {
         "versus_analysis": __version__,
         "runs": [a.to_dict() for a in analyses],
-        "launch_spread": [{"label": g[0].label, "launches": [r.launch_id for r in g],
+        "launch_spread": [{"label": g[0].label, "launches": [launch_key(r) for r in g],
                            "sizes": launch_spread(g)} for g in groups],
     }

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import synth
+from versus.analysis import summary_document
 from versus.compare import adjust_pvalues, compare_runs
 from versus.load import InputError
 
@@ -70,6 +71,16 @@ def test_launch_to_launch_spread_is_reported_apart_from_within_launch_spread(mak
     # launch medians differ by ~8 %; within a launch the median is known to ~0.3 %
     assert row["between_launch_sd_us"] > 5 * row["within_launch_median_se_us"]
     assert c.launch_spread_b == []
+
+
+def test_summary_sees_launches_told_apart_by_run_id_alone(make_run):
+    # separate runs of versus-run each start at launch_id 0: the run_id tells them apart
+    launches = [make_run(synth.hockney(2000 * f, 0.1), SIZES[:2], count=100, seed=i, launch_id=0,
+                         run_id=f"run-{i}") for i, f in enumerate([1.0, 1.1, 0.9])]
+    doc = summary_document(launches)
+    (group,) = doc["launch_spread"]
+    assert group["launches"] == ["run-0", "run-1", "run-2"]
+    assert group["sizes"][0]["launches"] == 3
 
 
 def test_launches_of_different_configurations_are_not_pooled(make_run):
