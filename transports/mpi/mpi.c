@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <versus/info.h>
 #include <versus/transport.h>
 
 #ifndef VS_MPI_FLAVOUR
@@ -210,9 +211,7 @@ static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
     int major, minor;
     MPI_Get_version(&major, &minor);
     info->n_attrs = 0;
-    vs_attr_t *a = &info->attrs[info->n_attrs++];
-    snprintf(a->key, sizeof a->key, "mpi_standard");
-    snprintf(a->value, sizeof a->value, "%d.%d", major, minor);
+    vs_info_attr(info, "mpi_standard", "%d.%d", major, minor);
     if (IS_OPENMPI) {
         const char *pml = getenv("OMPI_MCA_pml"), *btl = getenv("OMPI_MCA_btl");
         snprintf(info->provider, sizeof info->provider, "pml=%s btl=%s", pml ? pml : "default", btl ? btl : "default");

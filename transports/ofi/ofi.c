@@ -28,6 +28,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include <versus/info.h>
 #include <versus/transport.h>
 
 #define VS_OFI_API FI_VERSION(1, 9)
@@ -678,28 +679,6 @@ static int vs_ofi_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
 
 /* ---------------------------------------------------------------- query */
 
-static void vs_ofi_threshold(vs_transport_info_t *info, const char *name, int64_t bytes)
-{
-    if (info->n_thresholds >= VS_MAX_THRESHOLDS)
-        return;
-    vs_threshold_t *th = &info->thresholds[info->n_thresholds++];
-    snprintf(th->name, sizeof(th->name), "%s", name);
-    th->bytes = bytes;
-}
-
-static void vs_ofi_attr(vs_transport_info_t *info, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void vs_ofi_attr(vs_transport_info_t *info, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    if (info->n_attrs >= VS_MAX_ATTRS)
-        return;
-    vs_attr_t *a = &info->attrs[info->n_attrs++];
-    snprintf(a->key, sizeof(a->key), "%s", key);
-    va_start(ap, fmt);
-    vsnprintf(a->value, sizeof(a->value), fmt, ap);
-    va_end(ap);
-}
 
 /* A size from the environment, or dflt when unset; -1 when unparsable. */
 static int64_t vs_ofi_env_size(const char *name, int64_t dflt, int *from_env)
@@ -738,46 +717,46 @@ static int vs_ofi_query(vs_transport_t *t, vs_transport_info_t *info)
              FI_MINOR(pv));
     snprintf(info->provider, sizeof(info->provider), "%s", prov);
 
-    vs_ofi_threshold(info, "inject_size", (int64_t)fi->tx_attr->inject_size);
+    vs_info_threshold(info, "inject_size", (int64_t)fi->tx_attr->inject_size);
     if (fi->ep_attr->max_msg_size < (size_t)INT64_MAX)
-        vs_ofi_threshold(info, "max_msg_size", (int64_t)fi->ep_attr->max_msg_size);
+        vs_info_threshold(info, "max_msg_size", (int64_t)fi->ep_attr->max_msg_size);
     if (strstr(prov, "ofi_rxm")) {
         /* rxm: buffer size is its inject/eager bounce buffer; messages up to
          * eager_limit go eagerly, up to sar_limit segmented, beyond by rendezvous. */
         int64_t buf = vs_ofi_env_size("FI_OFI_RXM_BUFFER_SIZE", 16384, &from_env);
-        vs_ofi_threshold(info, "rxm_buffer_size", buf);
-        vs_ofi_threshold(info, "eager_limit", vs_ofi_env_size("FI_OFI_RXM_EAGER_LIMIT", buf, &from_env));
-        vs_ofi_threshold(info, "sar_limit", vs_ofi_env_size("FI_OFI_RXM_SAR_LIMIT", 131072, &from_env));
+        vs_info_threshold(info, "rxm_buffer_size", buf);
+        vs_info_threshold(info, "eager_limit", vs_ofi_env_size("FI_OFI_RXM_EAGER_LIMIT", buf, &from_env));
+        vs_info_threshold(info, "sar_limit", vs_ofi_env_size("FI_OFI_RXM_SAR_LIMIT", 131072, &from_env));
     } else if (!strncmp(prov, "shm", 3)) {
         /* shm: up to its inject size data is copied through the shared
          * region; above it, single copy through CMA (or segmented copies). */
-        vs_ofi_threshold(info, "eager_limit", (int64_t)fi->tx_attr->inject_size);
-        vs_ofi_attr(info, "large_messages", "%s",
+        vs_info_threshold(info, "eager_limit", (int64_t)fi->tx_attr->inject_size);
+        vs_info_attr(info, "large_messages", "%s",
                     getenv("FI_SHM_DISABLE_CMA") ? "FI_SHM_DISABLE_CMA set: segmented copies"
                                                  : "CMA single copy when the kernel allows it");
         if (getenv("FI_SHM_SAR_THRESHOLD"))
-            vs_ofi_threshold(info, "sar_threshold",
+            vs_info_threshold(info, "sar_threshold",
                              vs_ofi_env_size("FI_SHM_SAR_THRESHOLD", -1, &from_env));
     }
     if (!strncmp(prov, "tcp", 3) && getenv("FI_TCP_ZEROCOPY_SIZE"))
-        vs_ofi_threshold(info, "zerocopy_size", vs_ofi_env_size("FI_TCP_ZEROCOPY_SIZE", -1, &from_env));
+        vs_info_threshold(info, "zerocopy_size", vs_ofi_env_size("FI_TCP_ZEROCOPY_SIZE", -1, &from_env));
     if (from_env)
-        vs_ofi_attr(info, "thresholds_from", "environment (FI_* variables) where set, else provider defaults");
+        vs_info_attr(info, "thresholds_from", "environment (FI_* variables) where set, else provider defaults");
 
-    vs_ofi_attr(info, "fabric", "%s", fi->fabric_attr->name ? fi->fabric_attr->name : "");
-    vs_ofi_attr(info, "domain", "%s", fi->domain_attr->name ? fi->domain_attr->name : "");
-    vs_ofi_attr(info, "endpoint", "FI_EP_RDM");
-    vs_ofi_attr(info, "messages", "%s", t->tagged ? "tagged" : "plain");
+    vs_info_attr(info, "fabric", "%s", fi->fabric_attr->name ? fi->fabric_attr->name : "");
+    vs_info_attr(info, "domain", "%s", fi->domain_attr->name ? fi->domain_attr->name : "");
+    vs_info_attr(info, "endpoint", "FI_EP_RDM");
+    vs_info_attr(info, "messages", "%s", t->tagged ? "tagged" : "plain");
     if (t->inject_size)
-        vs_ofi_attr(info, "inject", "sends of <= %zu bytes use fi_%sinject", t->inject_size,
+        vs_info_attr(info, "inject", "sends of <= %zu bytes use fi_%sinject", t->inject_size,
                     t->tagged ? "t" : "");
     else
-        vs_ofi_attr(info, "inject", "off");
-    vs_ofi_attr(info, "mr_local", "%s", t->mr_local ? "yes" : "no");
-    vs_ofi_attr(info, "progress", "data %s, control %s",
+        vs_info_attr(info, "inject", "off");
+    vs_info_attr(info, "mr_local", "%s", t->mr_local ? "yes" : "no");
+    vs_info_attr(info, "progress", "data %s, control %s",
                 fi_tostr(&fi->domain_attr->data_progress, FI_TYPE_PROGRESS),
                 fi_tostr(&fi->domain_attr->control_progress, FI_TYPE_PROGRESS));
-    vs_ofi_attr(info, "completion", "one CQ (%s), polled, no wait object",
+    vs_info_attr(info, "completion", "one CQ (%s), polled, no wait object",
                 t->tagged ? "FI_CQ_FORMAT_TAGGED" : "FI_CQ_FORMAT_CONTEXT");
     return 0;
 }

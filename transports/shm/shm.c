@@ -54,7 +54,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +63,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <versus/info.h>
 #include <versus/option.h>
 
 #include "shm.h"
@@ -332,17 +332,6 @@ out_unlink:
     return rc;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void attr(vs_transport_info_t *info, const char *key, const char *fmt, ...)
-{
-    vs_attr_t *a = &info->attrs[info->n_attrs++];
-    snprintf(a->key, sizeof a->key, "%s", key);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->value, sizeof a->value, fmt, ap);
-    va_end(ap);
-}
-
 static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
 {
     memset(info, 0, sizeof *info);
@@ -353,23 +342,21 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     shm_library_version(info->version, sizeof info->version);
     snprintf(info->provider, sizeof info->provider, "shm/cacheline+%s%s", staging,
              single ? "+single" : "");
-    info->n_thresholds = single ? 2 : 1;
-    snprintf(info->thresholds[0].name, sizeof info->thresholds[0].name, "eager_limit");
-    info->thresholds[0].bytes = (int64_t)t->eager_limit;
-    snprintf(info->thresholds[1].name, sizeof info->thresholds[1].name, "single_copy");
-    info->thresholds[1].bytes = single ? (int64_t)t->single_min : 0;
-    attr(info, "mode", "cacheline+%s", staging);
-    attr(info, "slot_bytes", "%d", SHM_LINE);
-    attr(info, "ring_slots", "%zu", t->ring_lines);
-    attr(info, "chunk_bytes", "%zu", t->chunk);
-    attr(info, "chunks", "%zu", t->nchunks);
+    vs_info_threshold(info, "eager_limit", (int64_t)t->eager_limit);
     if (single)
-        attr(info, "single_copy", "from %zu B out of registered buffers: the receiver copies from the "
+        vs_info_threshold(info, "single_copy", (int64_t)t->single_min);
+    vs_info_attr(info, "mode", "cacheline+%s", staging);
+    vs_info_attr(info, "slot_bytes", "%d", SHM_LINE);
+    vs_info_attr(info, "ring_slots", "%zu", t->ring_lines);
+    vs_info_attr(info, "chunk_bytes", "%zu", t->chunk);
+    vs_info_attr(info, "chunks", "%zu", t->nchunks);
+    if (single)
+        vs_info_attr(info, "single_copy", "from %zu B out of registered buffers: the receiver copies from the "
              "sender's pages (memfd mapped through /proc)", t->single_min);
     else
-        attr(info, "single_copy", "%s", t->single_why);
-    attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");
-    attr(info, "wait", "spin; sched_yield every 1024 polls if the peer is on this CPU");
+        vs_info_attr(info, "single_copy", "%s", t->single_why);
+    vs_info_attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");
+    vs_info_attr(info, "wait", "spin; sched_yield every 1024 polls if the peer is on this CPU");
     return 0;
 }
 
