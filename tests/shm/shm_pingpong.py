@@ -63,10 +63,10 @@ def main():
                  (want_chunk is None or tr["attrs"]["chunk_bytes"] == want_chunk), "attr chunk_bytes")
     eager = tr["thresholds"].get("eager_limit")
     vstest.check(isinstance(eager, int) and eager > 0, f"eager_limit threshold recorded ({eager})")
-    pid0 = run["placement"]["ranks"][0]["pid"] if "placement" in run else None
-    if pid0:
-        left = glob.glob(f"/dev/shm/versus-shm-{pid0}-*")
-        vstest.check(not left, f"no shared segment left behind ({left})")
+    pid0 = run.get("placement", {}).get("ranks", [{}])[0].get("pid")
+    vstest.check(isinstance(pid0, int) and pid0 > 0, f"the run record names rank 0's pid ({pid0})")
+    left = glob.glob(f"/dev/shm/versus-shm-{pid0}-*")
+    vstest.check(not left, f"no shared segment left behind ({left})")
     return 0
 
 
