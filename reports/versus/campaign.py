@@ -4,14 +4,17 @@ records what happened to every run (ok, failed, timeout, skipped, resumed).
 
 Config layout (docs/reports.md has the full reference):
 
-    title = "..."; study = "seed000"; timeout = 300; launches = 1
+    title = "..."; study = "seed000"; timeout = 300; launches = 3
     [defaults]   pattern, variants, sizes, quick_sizes, iterations, warmup, placement,
                  launcher, launches, extra_args, env, options
     [[run]]      id, transport, options = {k = v}, env = {K = V}, and any default key
     [[compare]]  a = "run id", b = "run id"
 
 A `[[run]]` with `variants = [...]` expands into one run per variant, id
-`<id>-<variant>`; `launches = N` gives N files `<id>.L<k>.jsonl`.
+`<id>-<variant>`; `launches = N` gives N files `<id>.L<k>.jsonl` (3 by default:
+the launch is the unit of a claim, launches.py).  Launches are interleaved across
+configurations: every configuration's first launch, then every second one, ...,
+so that a slow spell of the host falls on all of them alike (mpptest's advice).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .launches import CLAIM_LAUNCHES
 from .load import InputError
 from .progress import Progress
 
@@ -116,7 +120,7 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
     defaults = doc.get("defaults", {})
     _check_keys(defaults, RUN_KEYS - {"id", "transport"} | {"transport"}, f"{path} [defaults]")
     top_timeout = float(doc.get("timeout", 300))
-    top_launches = int(doc.get("launches", 1))
+    top_launches = int(doc.get("launches", CLAIM_LAUNCHES))
     runs: list[RunSpec] = []
     seen: set[str] = set()
     entries = doc.get("run", [])
@@ -142,8 +146,8 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
         launches = int(e.get("launches", top_launches))
         if launches < 1:
             raise InputError(f"{where}: launches must be >= 1")
-        if scale < 1 and launches > 2:
-            launches = max(2, math.ceil(launches * scale))
+        if scale < 1 and launches > CLAIM_LAUNCHES:
+            launches = max(CLAIM_LAUNCHES, math.ceil(launches * scale))
         extra = e.get("extra_args", [])
         if not isinstance(extra, list):
             raise InputError(f"{where}: extra_args must be a list of strings")
@@ -168,6 +172,7 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                     launcher=str(e.get("launcher", "auto")), launch_id=k, np=int(e.get("np", 2)),
                     extra_args=[str(a) for a in extra],
                     timeout=float(e.get("timeout", top_timeout))))
+    runs = interleave(runs)
     compare = doc.get("compare", [])
     for c in compare:
         if not isinstance(c, dict) or not {"a", "b"} <= set(c):
@@ -175,6 +180,11 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
     return Campaign(str(path), str(doc.get("title", path.stem)), doc.get("study"), runs,
                     [{"a": str(c["a"]), "b": str(c["b"])} for c in compare],
                     str(doc.get("description", "")))
+
+
+def interleave(runs: list[RunSpec]) -> list[RunSpec]:
+    """Launch k of every configuration before launch k + 1 of any (file order kept within a round)."""
+    return sorted(runs, key=lambda r: r.launch_id)       # stable: configurations stay in file order
 
 
 # ---------------------------------------------------------------- the runner

@@ -23,8 +23,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats as sps
 
+from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
+                       launch_one_way, regime_between, scope_words)
 from .load import Run, check_comparable, check_same_configuration
 from .units import run_meaning
+
+__all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "RegimeStatement"]
 
 ALPHA = 0.05
 MIN_EFFECT = 0.02          # below this relative difference a significant one is "no practical difference"
@@ -43,7 +47,13 @@ class SizeComparison:
     p_value: float                 # Mann-Whitney U, two-sided
     p_adjusted: float
     mark: str                      # '+' A faster, '-' A slower, '~' no significant difference,
-                                   # '=' significant but smaller than the minimum effect
+                                   # '=' significant but smaller than the minimum effect;
+                                   # '(+)', '(-)', '(=)': the same between two single launches,
+                                   # not a claim about the configurations
+    inference: str = WITHIN        # launches.WITHIN or launches.BETWEEN
+    launches_a: int = 1
+    launches_b: int = 1
+    df: float | None = None        # degrees of freedom of the between-launch t
 
     @property
     def faster_pct(self) -> float:
@@ -61,6 +71,9 @@ class RegimeStatement:
     text: str
     ratio: float | None = None      # the regime's ratio A/B (geometric mean over its sizes)
     ratio_ci: list[float] | None = None   # and its 95 % CI
+    span: str = ""                  # the text's parts: which sizes ('for messages >= 4 KiB'),
+    effect: str = ""                # what holds there ('12 % ± 3 % faster', 'no significant difference')
+    detail: str = ""                # and the medians at its first size
 
 
 @dataclass
@@ -81,6 +94,8 @@ class Comparison:
     invalid_b: list[int] = field(default_factory=list)
     invalid_included: bool = False
     time_label: str = "one-way latency (round trip / 2)"    # what the compared times are (units.py)
+    claims: bool = False           # the marks speak for the configurations (several launches a side)
+    scope: str = ""                # which launches the marks speak for, and the caveat: said once
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -120,27 +135,6 @@ def pooled_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) ->
     return {b: np.sort(np.concatenate(v).astype(np.float64)) / div for b, v in sorted(pool.items())}
 
 
-def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
-                    draws: int = 2000) -> tuple[float, list[float], float]:
-    """(ratio of medians a/b, its 95 % bootstrap CI, Mann-Whitney p) for sorted samples."""
-    from .stats import bootstrap_median_draws
-    ma, mb = float(np.median(a)), float(np.median(b))
-    ratio = ma / mb if mb > 0 else float("nan")
-    da = bootstrap_median_draws(a, draws, rng)
-    db = bootstrap_median_draws(b, draws, rng)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rs = da / db
-    rs = rs[np.isfinite(rs)]
-    ci = [float(np.percentile(rs, 2.5)), float(np.percentile(rs, 97.5))] if rs.size else [math.nan] * 2
-    if a.size < 2 or b.size < 2 or (a[0] == a[-1] == b[0] == b[-1]):
-        p = 1.0
-    else:
-        p = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-        if not math.isfinite(p):
-            p = 1.0
-    return ratio, ci, p
-
-
 def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                  adjust: str = "holm", seed: int = 0, draws: int = 2000,
                  min_effect: float = MIN_EFFECT, include_invalid: bool = False) -> Comparison:
@@ -164,34 +158,46 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                      invalid_a=inv_a, invalid_b=inv_b, invalid_included=include_invalid,
                      time_label=run_meaning(a_runs[0]).time_label)
     # one launch a side: within-launch inference; several: between launches (launches.py)
-    from .launches import (annotate_regimes, count_launches, infer_size, launch_log_medians, launch_one_way,
-                           regime_between, with_inference)
     la, lb = launch_one_way(a_runs, skip_a), launch_one_way(b_runs, skip_b)
     rows = [(b, infer_size(la[b], lb[b], rng, draws)) for b in common]
     padj = adjust_pvalues([r.p for _, r in rows], adjust)
     for (b, r), pj in zip(rows, padj):
-        ratio, ci = r.ratio, r.ci
-        sig = pj < alpha and (ci[1] < 1 or ci[0] > 1)
-        mark = "~" if not sig else ("+" if ratio < 1 else "-")
-        if sig and 1 - min_effect < ratio < 1 / (1 - min_effect):
-            mark = "="
-        cmp.sizes.append(with_inference(SizeComparison(b, int(pa[b].size), int(pb[b].size),
-                                                       r.median_a_ns / 1e3, r.median_b_ns / 1e3,
-                                                       ratio, ci, r.p, float(pj), mark), r))
+        mark = size_mark(r.ratio, r.ci, float(pj), alpha, min_effect, r.inference == BETWEEN)
+        cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
+                                        r.median_a_ns / 1e3, r.median_b_ns / 1e3, r.ratio, r.ci, r.p,
+                                        float(pj), mark, r.inference, r.launches_a, r.launches_b, r.df))
+    cmp.claims = bool(cmp.sizes) and all(s.inference == BETWEEN for s in cmp.sizes)
+    cmp.scope = scope_words(cmp.sizes)
     ya, yb = launch_log_medians(a_runs, skip_a), launch_log_medians(b_runs, skip_b)
 
     def regime_ratio(grp):
         """Between-launch sizes: the launch as the unit over the whole regime."""
-        if any(getattr(g, "inference", None) == "between-launch" for g in grp):
+        if any(g.inference == BETWEEN for g in grp):
             return regime_between(ya, yb, [g.bytes for g in grp])
         return None
     cmp.regimes = regime_statements(cmp, regime_ratio)
-    annotate_regimes(cmp)
     if count_launches(a_runs) > 1:
         cmp.launch_spread_a = launch_spread(a_runs)
     if count_launches(b_runs) > 1:
         cmp.launch_spread_b = launch_spread(b_runs)
     return cmp
+
+
+def size_mark(ratio: float, ci: list[float], p_adjusted: float, alpha: float, min_effect: float,
+              claim: bool) -> str:
+    """'+' / '-' when the adjusted p is under alpha and the CI excludes 1, '=' when such a
+    difference is under the minimum effect, '~' otherwise; without a claim (one launch a
+    side) the first three in parentheses."""
+    sig = p_adjusted < alpha and (ci[1] < 1 or ci[0] > 1)
+    if not sig:
+        return "~"
+    mark = "=" if 1 - min_effect < ratio < 1 / (1 - min_effect) else ("+" if ratio < 1 else "-")
+    return mark if claim else f"({mark})"
+
+
+def bare(mark: str) -> str:
+    """A mark without the parentheses of a launch-only difference."""
+    return mark.strip("()")
 
 
 def _side_label(runs: list[Run]) -> str:
@@ -256,7 +262,7 @@ def regime_statements(cmp: Comparison, regime_ratio=None) -> list[RegimeStatemen
         j = i
         while j + 1 < len(sizes) and sizes[j + 1].mark == sizes[i].mark:
             j += 1
-        if sizes[i].mark in "+-":
+        if bare(sizes[i].mark) in "+-":
             runs += [(i + a, i + b - 1) for a, b in split_by_ratio(sizes[i:j + 1])]
         else:
             runs.append((i, j))
@@ -274,25 +280,42 @@ def regime_statements(cmp: Comparison, regime_ratio=None) -> list[RegimeStatemen
             span = f"for messages <= {fmt_bytes(hi)}"
         else:
             span = f"for messages from {fmt_bytes(lo)} to {fmt_bytes(hi)}"
-        mark = grp[0].mark
-        if mark == "~":
-            out.append(RegimeStatement("~", lo, hi, len(grp), None, None,
-                                       f"no significant difference {span}"))
-        elif mark == "=":
-            r = rci(grp)
-            pct, pm = _regime_effect(r)
-            out.append(RegimeStatement("=", lo, hi, len(grp), pct, pm,
-                                       f"no practical difference {span} (significant but under "
-                                       f"{cmp.min_effect * 100:.0f} %: A {pct:+.1f} % faster)",
-                                       r[0], [r[1], r[2]]))
-        else:
-            r = rci(grp)
-            pct, pm = _regime_effect(r)
-            first = grp[0]
-            text = (f"{cmp.a_label} is {effect_words(r)} than {cmp.b_label} {span} "
-                    f"({first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)})")
-            out.append(RegimeStatement(mark, lo, hi, len(grp), pct, pm, text, r[0], [r[1], r[2]]))
+        out.append(_statement(cmp, grp, span, rci))
     return out
+
+
+def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci) -> RegimeStatement:
+    """One regime's statement.  Its mark and its interval agree: a regime whose
+    sizes differ one by one but whose ratio over the regime has a 95 % CI that
+    includes 1 is stated as no significant difference."""
+    lo, hi, k = grp[0].bytes, grp[-1].bytes, len(grp)
+    mark = grp[0].mark
+    launch_only = mark.startswith("(")
+    if bare(mark) == "~":
+        return RegimeStatement("~", lo, hi, k, None, None, f"no significant difference {span}",
+                               span=span, effect="no significant difference")
+    r = rci(grp)
+    pct, pm = _regime_effect(r)
+    if not (r[1] > 1 or r[2] < 1):
+        effect = (f"no significant difference over these sizes together (95 % CI of A/B "
+                  f"{r[1]:.3g} to {r[2]:.3g})")
+        return RegimeStatement("~", lo, hi, k, None, None, f"{effect} {span}", r[0], [r[1], r[2]],
+                               span=span, effect=effect)
+    first = grp[0]
+    detail = f"{first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)}"
+    if bare(mark) == "=":
+        effect = (f"no practical difference (significant but under {cmp.min_effect * 100:.0f} %: "
+                  f"A {pct:+.1f} % faster)")
+        text = f"no practical difference {span} (significant but under {cmp.min_effect * 100:.0f} %: " \
+               f"A {pct:+.1f} % faster)"
+        detail = ""
+    else:
+        effect = f"{effect_words(r)}"
+        text = f"{cmp.a_label} is {effect} than {cmp.b_label} {span} ({detail})"
+    if launch_only:
+        text = f"in these two launches only: {text}"
+    return RegimeStatement(mark, lo, hi, k, pct, pm, text, r[0], [r[1], r[2]],
+                           span=span, effect=effect, detail=detail)
 
 
 RATIO_WORDING = 2.0        # from this factor on a difference is stated as a ratio, not a percentage

@@ -49,17 +49,20 @@ def format_summary(doc: dict) -> str:
                     parts.append(f"     {s['bytes']} B: {validation_words(s.get('validation'))}")
         if run["regimes"]:
             parts.append(f"   regimes (T(n) = s + r*n through medians of the {m.time_label}):")
-            rows = []
+            rows, notes = [], []
             for g in run["regimes"]:
-                lc = g["latency_ci_us"]
-                bw, bc = g["bandwidth_MBps"], g["bandwidth_ci_MBps"]
+                bw = g["bandwidth_MBps"]
                 rows.append([fmt_bytes(g["from_bytes"]), fmt_bytes(g["to_bytes"]),
-                             f"{_f(g['latency_us'])} [{_f(lc[0])}, {_f(lc[1])}]",
-                             "-" if bw is None else f"{bw:.1f} [{_f(bc[0], '{:.1f}', 'inf')}, "
-                                                    f"{_f(bc[1], '{:.1f}', 'inf')}]",
-                             _f(g["n_half_bytes"], "{:.0f}"), f"{g['residual_rel'] * 100:.2f} %"])
+                             f"{_f(g['latency_us'])} {_ci(g['latency_ci_us'], '{:.3f}')}",
+                             "-" if bw is None else f"{bw:.1f} {_ci(g['bandwidth_ci_MBps'], '{:.1f}')}",
+                             "-" if g["n_half_bytes"] is None else
+                             f"{g['n_half_bytes']:.0f} {_ci(g['n_half_ci_bytes'], '{:.0f}')}",
+                             f"{g['residual_rel'] * 100:.2f} %"])
+                notes += sorted({g[k] for k in ("latency_ci_note", "bandwidth_ci_note", "n_half_ci_note")
+                                 if g.get(k)} - set(notes))
             parts.append(table(["from", "to", "latency us [95% CI]", "bandwidth MB/s [95% CI]",
-                                "n_half B", "resid"], rows))
+                                "n_half B [95% CI]", "resid"], rows))
+            parts += [f"   n.d.: {n}" for n in notes]
         bwc = run.get("bandwidth") or {}
         if bwc.get("peak_MBps") is not None:
             parts.append(f"   bandwidth: fitted asymptotic {_f(bwc['asymptotic_MBps'], '{:.1f}')} MB/s "
@@ -89,6 +92,11 @@ def format_summary(doc: dict) -> str:
     return "\n".join(parts)
 
 
+def _ci(ci, fmt: str) -> str:
+    """'[lo, hi]', or '[n.d.]' for an interval that is not determined (the reason is listed below)."""
+    return "[n.d.]" if ci is None else f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
+
+
 def payload_word(valid) -> str:
     """The payload-check column: '-' not checked, 'ok', 'FAILED'."""
     return "-" if valid is None else ("ok" if valid else "FAILED")
@@ -115,11 +123,13 @@ def format_launch_spread(rows: list[dict]) -> str:
 
 
 def format_comparison(c: dict) -> str:
-    from .launches import method_words
+    from .launches import method_words, scope_words
     parts = [f"A = {c['a_label']}", f"B = {c['b_label']}",
              f"times: {c.get('time_label', 'one-way latency (round trip / 2)')}; {method_words(c['sizes'])}; "
              f"{c['adjust']}-adjusted, alpha {c['alpha']}; + A faster, - A slower, ~ no significant difference, "
-             f"= no practical difference (under {c.get('min_effect', 0.02) * 100:g} %)"]
+             f"= no practical difference (under {c.get('min_effect', 0.02) * 100:g} %)"
+             + ("" if c.get("claims") else "; (+) (-) (=) the same between these two launches only"),
+             f"what the marks speak for: {c.get('scope') or scope_words(c['sizes'])}"]
     rows = [[s["mark"], str(s["bytes"]), _f(s["median_a_us"]), _f(s["median_b_us"]),
              f"{s['ratio']:.3f} [{s['ratio_ci'][0]:.3f}, {s['ratio_ci'][1]:.3f}]",
              f"{s['faster_pct']:+.1f} %", f"{s['p_adjusted']:.2g}"] for s in c["sizes"]]

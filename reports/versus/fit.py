@@ -66,29 +66,47 @@ class Regime:
         def bw(rate):   # ns/byte -> MB/s
             return 1e3 / rate if rate > 0 else None
         bandwidth = bw(r)
-        bw_ci = None
+        bw_ci, bw_note = None, None
         if bandwidth is not None:
-            hi = bw(r_ci[0])
-            bw_ci = [bw(r_ci[1]) if r_ci[1] > 0 else None, hi]   # None = unbounded
-        n_half = n_half_ci = None
+            if r_ci[0] > 0:
+                bw_ci = [bw(r_ci[1]), bw(r_ci[0])]
+            else:
+                bw_note = UNBOUNDED_BANDWIDTH
+        n_half = n_half_ci = n_half_note = None
         if r > 0 and s > 0:      # meaningless for an intercept at or below zero
             n_half = s / r
             # delta method on s/r
             g = np.array([1 / r, -s / (r * r)])
             var = float(g @ self.cov @ g)
             hw = t * math.sqrt(max(var, 0.0))
-            n_half_ci = [n_half - hw, n_half + hw]
+            n_half_ci, n_half_note = physical_interval(n_half - hw, n_half + hw, "B")
+        s_ci_us, s_note = physical_interval(s_ci[0] / 1e3, s_ci[1] / 1e3, "µs")
         return {
             "from_bytes": self.from_bytes, "to_bytes": self.to_bytes,
             "points": self.last - self.first + 1,
-            "latency_us": s / 1e3, "latency_ci_us": [v / 1e3 for v in s_ci],
+            "latency_us": s / 1e3, "latency_ci_us": s_ci_us, "latency_ci_note": s_note,
             "inverse_bandwidth_ns_per_byte": r,
             "inverse_bandwidth_ci_ns_per_byte": list(r_ci),
-            "bandwidth_MBps": bandwidth, "bandwidth_ci_MBps": bw_ci,
-            "n_half_bytes": n_half, "n_half_ci_bytes": n_half_ci,
+            "bandwidth_MBps": bandwidth, "bandwidth_ci_MBps": bw_ci, "bandwidth_ci_note": bw_note,
+            "n_half_bytes": n_half, "n_half_ci_bytes": n_half_ci, "n_half_ci_note": n_half_note,
             "residual_rms_us": self.residual_rms_ns / 1e3,
             "residual_rel": self.residual_rel,
         }
+
+
+UNBOUNDED_BANDWIDTH = "not determined: the slope's 95 % interval reaches 0 (bandwidth unbounded)"
+
+
+def physical_interval(lo: float, hi: float, unit: str) -> tuple[list[float] | None, str | None]:
+    """A 95 % interval of a quantity that cannot be negative (a time, a size): the
+    interval, or None and the reason when it reaches below 0 or is not finite.
+    Such an interval says the data cannot pin the quantity down, and numbers
+    outside what is possible would only mislead."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None, "not determined: the interval is unbounded"
+    if lo < 0:
+        return None, f"not determined: the interval reaches below 0 {unit}"
+    return [lo, hi], None
 
 
 def relative_noise(x: np.ndarray, y: np.ndarray) -> float:

@@ -7,9 +7,10 @@ one run_id (the same file given twice) are one launch and pooled.
 
 One launch a side (within-launch inference): the samples of each size are
 the unit; the ratio of medians, its bootstrap CI and the Mann-Whitney test of
-`compare.compare_samples`.  The claim holds for those two launches: a
+`compare_samples`.  What it finds holds for those two launches only: a
 launch's process pair can sit on vCPUs that stay 2-3x apart for its whole
-life, and one launch a side cannot tell that apart from the configurations.
+life, and one launch a side cannot tell that apart from the configurations,
+so compare.py never turns it into a claim about them (CLAIM_LAUNCHES).
 
 Several launches on a side (between-launch inference): the launch is the
 unit.  Per size and launch the log of its median; a side's estimate is their
@@ -47,13 +48,33 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from .compare import SizeComparison, compare_samples
 from .load import Run
 from .stats import bootstrap_median_draws
 from .units import run_meaning
 
 WITHIN = "within-launch"
 BETWEEN = "between-launch"
+
+
+def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+                    draws: int = 2000) -> tuple[float, list[float], float]:
+    """Within-launch inference for sorted samples: (ratio of medians a/b, its 95 %
+    bootstrap CI, two-sided Mann-Whitney p)."""
+    ma, mb = float(np.median(a)), float(np.median(b))
+    ratio = ma / mb if mb > 0 else float("nan")
+    da = bootstrap_median_draws(a, draws, rng)
+    db = bootstrap_median_draws(b, draws, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rs = da / db
+    rs = rs[np.isfinite(rs)]
+    ci = [float(np.percentile(rs, 2.5)), float(np.percentile(rs, 97.5))] if rs.size else [math.nan] * 2
+    if a.size < 2 or b.size < 2 or (a[0] == a[-1] == b[0] == b[-1]):
+        p = 1.0
+    else:
+        p = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+        if not math.isfinite(p):
+            p = 1.0
+    return ratio, ci, p
 
 
 def launch_key(run: Run) -> str:
@@ -138,14 +159,6 @@ class SizeInference:
     df: float | None            # degrees of freedom of the between-launch t, else None
 
 
-@dataclass
-class LaunchSizeComparison(SizeComparison):
-    """A size of a comparison, saying which inference made its mark."""
-    inference: str = WITHIN
-    launches_a: int = 1
-    launches_b: int = 1
-    df: float | None = None
-
 
 def _log_floor(x: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(x, 1e-3))          # 1 ps: a zero time has no log
@@ -212,32 +225,29 @@ def infer_size(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generato
     return between_launches(a, b, rng, draws)
 
 
-def with_inference(s: SizeComparison, inf: SizeInference) -> LaunchSizeComparison:
-    """The size's comparison with the inference that produced it."""
-    fields = {k: getattr(s, k) for k in SizeComparison.__dataclass_fields__}
-    return LaunchSizeComparison(**fields, inference=inf.inference, launches_a=inf.launches_a,
-                                launches_b=inf.launches_b, df=inf.df)
+
+CLAIM_LAUNCHES = 3     # launches a side a campaign runs, and that a claim is advised to rest on
 
 
 def scope_words(sizes: list) -> str:
-    """Which launches a regime's claim covers, from the inference of its sizes."""
-    kinds = {getattr(s, "inference", WITHIN) for s in sizes}
-    if kinds == {WITHIN}:
-        return "within one launch a side: holds for these two launches, not across launches"
-    la = min(getattr(s, "launches_a", 1) for s in sizes)
-    lb = min(getattr(s, "launches_b", 1) for s in sizes)
-    word = "across launches" if kinds == {BETWEEN} else "partly across launches"
-    return f"{word}: {la} vs {lb}"
-
-
-def annotate_regimes(cmp) -> None:
-    """Append to each claim ('+', '-', '=') which launches it covers."""
-    by_bytes = {s.bytes: s for s in cmp.sizes}
-    for r in cmp.regimes:
-        if r.mark not in "+-=":
-            continue
-        grp = [s for b, s in by_bytes.items() if r.from_bytes <= b <= r.to_bytes]
-        r.text = f"{r.text}; {scope_words(grp)}"
+    """What a comparison's marks speak for, from the inference of its sizes
+    (objects or JSON dicts): said once per comparison."""
+    def get(s, k, d):
+        return s.get(k, d) if isinstance(s, dict) else getattr(s, k, d)
+    kinds = {get(s, "inference", WITHIN) for s in sizes}
+    if not kinds or kinds == {WITHIN}:
+        return ("one launch a side: the marks in parentheses compare these two launches, not the "
+                "configurations (launches of one configuration can differ by several per cent, on "
+                f"a shared host by 2-3x); a claim needs several launches a side, {CLAIM_LAUNCHES} or more, "
+                "interleaved")
+    la = min(get(s, "launches_a", 1) for s in sizes)
+    lb = min(get(s, "launches_b", 1) for s in sizes)
+    if kinds == {BETWEEN}:
+        few = (f"; fewer than {CLAIM_LAUNCHES} launches a side leave few degrees of freedom: only large "
+               "differences can be claimed" if min(la, lb) < CLAIM_LAUNCHES else "")
+        return f"across launches ({la} vs {lb}, the launch is the unit){few}"
+    return (f"across launches ({la} vs {lb}) where both sides have several launches; in parentheses: "
+            "sizes with one launch a side, which compare two launches only")
 
 
 def method_words(sizes: list[dict]) -> str:

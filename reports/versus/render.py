@@ -54,6 +54,12 @@ def sig(v, digits: int = 3) -> str:
     return f"{v:,.{dec}f}".replace(",", " ") if abs(v) >= 1e4 else f"{v:.{dec}f}"
 
 
+def ci_cell(val, ci, note=None) -> list:
+    """A (value, lo, hi, why not) table cell for the `<kind>_ci` formats: `note`
+    says why an interval is not determined (ci None)."""
+    return [val, *(ci or [None, None]), note]
+
+
 def fmt_value(v, kind: str = "text") -> str:
     """Format one table cell.  kinds: text, int, us, mbps, bytes, pct, ratio, p,
     and `<kind>_ci` for a (value, lo, hi) triple."""
@@ -63,10 +69,12 @@ def fmt_value(v, kind: str = "text") -> str:
         base = kind[:-3]
         if not isinstance(v, (list, tuple)) or v[0] is None:
             return "–"
-        val, lo, hi = v
-        lo_s = fmt_value(lo, base) if _finite(lo) else "–"
-        hi_s = fmt_value(hi, base) if _finite(hi) else "∞"
-        return f"{fmt_value(val, base)} [{lo_s}, {hi_s}]"
+        val, lo, hi, note = (*v, None) if len(v) == 3 else v
+        if not (_finite(lo) and _finite(hi)):
+            # an interval that is unbounded or reaches what cannot be is not shown as numbers
+            why = (note or "not determined").replace("not determined: ", "")
+            return f"{fmt_value(val, base)} [CI not determined: {why}]"
+        return f"{fmt_value(val, base)} [{fmt_value(lo, base)}, {fmt_value(hi, base)}]"
     if v is None:
         return "–"
     if kind == "text":

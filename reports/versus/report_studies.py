@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .analysis import analyse_run
 from .compare import compare_runs
+from .render import ci_cell
 from .studies import control_limits, run_statistics, variant_table
 from .units import run_meaning
 
@@ -100,9 +101,10 @@ def _regimes_table(tid, caption, cfgs, min_bytes=0):
     for c in cfgs:
         a = analyse_run(c.pooled, min_bytes=min_bytes)
         for g in a.to_dict()["regimes"]:
-            rows.append([c.id, g["from_bytes"], g["to_bytes"], [g["latency_us"], *g["latency_ci_us"]],
-                         [g["bandwidth_MBps"], *(g["bandwidth_ci_MBps"] or [None, None])],
-                         [g["n_half_bytes"], *(g["n_half_ci_bytes"] or [None, None])]])
+            rows.append([c.id, g["from_bytes"], g["to_bytes"],
+                         ci_cell(g["latency_us"], g["latency_ci_us"], g["latency_ci_note"]),
+                         ci_cell(g["bandwidth_MBps"], g["bandwidth_ci_MBps"], g["bandwidth_ci_note"]),
+                         ci_cell(g["n_half_bytes"], g["n_half_ci_bytes"], g["n_half_ci_note"])])
     return _table(tid, caption, [("configuration", "text"), ("from", "bytes"), ("to", "bytes"),
                                  ("s µs [95 % CI]", "us_ci"), ("1/r MB/s [95 % CI]", "mbps_ci"),
                                  ("n½ [95 % CI]", "bytes_ci")], rows)

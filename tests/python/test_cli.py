@@ -43,11 +43,13 @@ def test_compare_marks_and_json(tmp_path, capsys):
     b = write(tmp_path, "b.jsonl", synth.hockney(2000, 0.1), sizes, count=200, seed=2, name="slow")
     assert main(["compare", a, b]) == 0
     out = capsys.readouterr().out
-    assert "+ A faster" in out and "fast pingpong/blocking is" in out
+    # one launch a side: the difference of these two launches, never a claim about the configurations
+    assert "+ A faster" in out and "(+) in these two launches only: fast pingpong/blocking is" in out
+    assert "a claim needs several launches a side, 3 or more" in out
     assert main(["compare", "--json", a, b]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [s["mark"] for s in doc["sizes"]] == ["+", "+", "+"]
-    assert doc["regimes"][0]["text"].startswith("fast pingpong/blocking is")
+    assert [s["mark"] for s in doc["sizes"]] == ["(+)", "(+)", "(+)"] and doc["claims"] is False
+    assert doc["regimes"][0]["text"].startswith("in these two launches only: fast pingpong/blocking is")
 
 
 def test_python_dash_m_versus_runs(tmp_path):

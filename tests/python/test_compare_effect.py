@@ -11,10 +11,10 @@ def test_a_significant_one_percent_difference_is_no_practical_difference(make_ru
     a = make_run(lambda n: 0.99 * base(n), SIZES, count=4000, seed=1, name="a", rel_noise=0.005)
     b = make_run(base, SIZES, count=4000, seed=2, name="b", rel_noise=0.005)
     c = compare_runs([a], [b], draws=500)
-    assert sum(s.mark == "=" for s in c.sizes) >= 0.8 * len(SIZES)
+    assert sum(s.mark == "(=)" for s in c.sizes) >= 0.8 * len(SIZES)
     assert any("no practical difference" in r.text for r in c.regimes)
     strict = compare_runs([a], [b], draws=500, min_effect=0.0)
-    assert sum(s.mark == "+" for s in strict.sizes) >= 0.8 * len(SIZES)
+    assert sum(s.mark == "(+)" for s in strict.sizes) >= 0.8 * len(SIZES)
 
 
 def test_a_regime_whose_ratio_changes_is_split_not_averaged(make_run):
@@ -24,8 +24,8 @@ def test_a_regime_whose_ratio_changes_is_split_not_averaged(make_run):
     a = make_run(fast, SIZES, count=200, seed=3, name="a")
     b = make_run(base, SIZES, count=200, seed=4, name="b")
     c = compare_runs([a], [b], draws=1000)
-    assert all(s.mark == "+" for s in c.sizes)
-    claims = [r for r in c.regimes if r.mark == "+"]
+    assert all(s.mark == "(+)" for s in c.sizes)
+    claims = [r for r in c.regimes if r.mark == "(+)"]
     assert len(claims) == 2, [r.text for r in c.regimes]
     small, large = claims
     assert small.to_bytes == 512 and large.from_bytes == 1024

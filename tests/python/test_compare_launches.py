@@ -57,19 +57,21 @@ def test_a_30_percent_difference_with_small_launch_spread_is_found_with_3_launch
         (claim,) = c.regimes
         assert claim.faster_pct == pytest.approx(30, abs=4)
         assert claim.text.startswith("fast pingpong/blocking (3 launches) is ") and "faster than slow" in claim.text
-        assert claim.text.endswith("across launches: 3 vs 3")
+        assert c.claims and c.scope.startswith("across launches (3 vs 3, the launch is the unit)")
+        assert "(" not in claim.mark and "these two launches" not in claim.text
         d = c.to_dict()["sizes"][0]
         assert (d["inference"], d["launches_a"], d["launches_b"]) == (BETWEEN, 3, 3)
 
 
-def test_one_launch_a_side_is_within_launch_and_the_claim_says_so(make_run):
+def test_one_launch_a_side_is_within_launch_and_never_a_claim(make_run):
     a = make_run(synth.hockney(1400, 0.07), SIZES, count=100, seed=1, name="fast")
     b = make_run(synth.hockney(2000, 0.1), SIZES, count=100, seed=2, name="slow")
     c = compare_runs([a], [b])
     assert all(s.inference == WITHIN and s.df is None for s in c.sizes)
-    assert all(s.mark == "+" for s in c.sizes)
-    (claim,) = c.regimes
-    assert "these two launches, not across launches" in claim.text
+    assert all(s.mark == "(+)" for s in c.sizes)
+    (diff,) = c.regimes
+    assert diff.mark == "(+)" and diff.text.startswith("in these two launches only: fast pingpong/blocking is ")
+    assert not c.claims and "not the configurations" in c.scope and "3 or more" in c.scope
     assert c.to_dict()["sizes"][0]["inference"] == WITHIN
 
 

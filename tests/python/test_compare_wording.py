@@ -37,7 +37,7 @@ def test_a_fifty_times_slower_side_is_stated_as_a_factor(make_run):
     a = make_run(synth.hockney(100000, 5.0), SIZES, count=60, seed=1, name="slow")
     b = make_run(synth.hockney(2000, 0.1), SIZES, count=60, seed=2, name="fast")
     c = compare_runs([a], [b], seed=0, draws=500)
-    (claim,) = [r for r in c.regimes if r.mark == "-"] or [None]
+    (claim,) = [r for r in c.regimes if r.mark == "(-)"] or [None]
     assert claim is not None, [r.text for r in c.regimes]
     assert "× slower (95 % CI " in claim.text and "%" not in claim.text.split("(95 % CI")[0]
     assert "±" not in claim.text

@@ -58,9 +58,10 @@ def test_a_report_of_a_campaign_with_two_launches_states_between_launch_claims(t
     assert (cmp["a"], cmp["b"]) == ("slow", "fast")
     claims = [s for s in cmp["statements"] if s["mark"] in "+-"]
     assert claims, cmp["statements"]
-    for s in claims:
-        assert s["text"].endswith("across launches: 2 vs 2"), s["text"]
-        assert "within one launch" not in s["text"] and "these two launches" not in s["text"]
+    assert cmp["claims"] and cmp["scope"].startswith("across launches (2 vs 2"), cmp["scope"]
+    for s in claims:                       # the scope is said once for the comparison, not per statement
+        assert "across launches" not in s["text"] and "these two launches" not in s["text"], s["text"]
+        assert "slower" in s["text"] and not s["text"].startswith("slow"), s["text"]   # no subject: said once
     assert any("between launches" in n for n in cmp["notes"])
 
 
