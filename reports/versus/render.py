@@ -54,6 +54,11 @@ def sig(v, digits: int = 3) -> str:
     return f"{v:,.{dec}f}".replace(",", " ") if abs(v) >= 1e4 else f"{v:.{dec}f}"
 
 
+NO_LOWER_LIMIT = "none"
+NO_LOWER_LIMIT_NOTE = ("Control limits: 'none' where mean − 3σ falls below 0 µs: the samples are then far from "
+                       "normal (a long upper tail) and only the upper limit says something.")
+
+
 def ci_cell(val, ci, note=None) -> list:
     """A (value, lo, hi, why not) table cell for the `<kind>_ci` formats: `note`
     says why an interval is not determined (ci None)."""
@@ -75,6 +80,12 @@ def fmt_value(v, kind: str = "text") -> str:
             why = (note or "not determined").replace("not determined: ", "")
             return f"{fmt_value(val, base)} [CI not determined: {why}]"
         return f"{fmt_value(val, base)} [{fmt_value(lo, base)}, {fmt_value(hi, base)}]"
+    if kind == "limits":           # (mean, lower, upper) control limits of a time
+        if not isinstance(v, (list, tuple)) or not _finite(v[0]):
+            return "–"
+        mean, lcl, ucl = v
+        lo_s = fmt_value(lcl, "us") if _finite(lcl) and lcl >= 0 else NO_LOWER_LIMIT
+        return f"{fmt_value(mean, 'us')} [{lo_s}, {fmt_value(ucl, 'us')}]"
     if v is None:
         return "–"
     if kind == "text":

@@ -29,7 +29,7 @@ from .report_methods import methods_section
 from .report_studies import study_section
 from .stats import SizeStats
 from .console import validation_words
-from .render import ci_cell
+from .render import NO_LOWER_LIMIT_NOTE, ci_cell
 from .units import run_meaning
 
 REFERENCE_TRANSPORTS = ("shm", "tcp")
@@ -205,12 +205,12 @@ def detail_table(c: Config) -> dict:
     rows = []
     for s in c.sizes:
         vals = {**s, "median": _ci(s["median_us"], s["median_ci_us"]),
-                "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "us_ci"},
+                "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "limits"},
                 "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no"),
                 "payload": "–" if s.get("valid") is None else ("ok" if s["valid"] else "FAILED")}
         rows.append([vals[k] for k, _, _ in cols])
     what = run_meaning(c.pooled).time_label
-    notes = []
+    notes = [NO_LOWER_LIMIT_NOTE] if any(s["lcl_us"] is not None and s["lcl_us"] < 0 for s in c.sizes) else []
     if c.analysis and c.analysis.invalid_bytes:
         notes.append(invalid_note(c.analysis.invalid_bytes, c.analysis.invalid_included))
         notes += [f"{s['bytes']} B: {validation_words(s.get('validation'))}" for s in c.sizes

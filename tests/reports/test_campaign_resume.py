@@ -12,6 +12,7 @@ with open(cfg, "w", encoding="utf-8") as f:
     f.write("""
 title = "resume test"
 timeout = 3
+launches = 1
 [defaults]
 transport = "fake"
 pattern = "pingpong"

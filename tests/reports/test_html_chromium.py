@@ -27,9 +27,13 @@ check("one-way latency, median" in dom, "the latency plot's axis label is text i
 check('id="methods"' in dom and "CLOCK_MONOTONIC" in dom, "the methods section lists the timer")
 check("UCX_TLS=tcp" in dom, "the methods section lists the library environment")
 check("Floor: <strong>shm</strong>" in dom, "the shm run is named as the floor")
-check(re.search(r"ucx-tcp is (\d+(\.\d)? % ± \d+(\.\d)? % |\d+(\.\d)? % |[\d.]+× )(faster|slower) "
-                r"(\(95 % CI [^)]*\) )?than", dom)
+pair = dom.split("<strong>ucx-tcp</strong> against")
+check(len(pair) == 2, "the comparison of ucx-tcp is headed once by its pair")
+check(re.search(r"<li[^>]*>\(?[+-]\)? (\d+(\.\d)? % ± \d+(\.\d)? % |\d+(\.\d)? % |[\d.]+× )(faster|slower) "
+                r"(\(95 % CI [^)]*\) )?(for messages|at)", pair[1].split("</ul>")[0])
       is not None, "a comparative statement with its CI is shown")
+check("a claim needs several launches a side" in pair[1].split("</p>")[0],
+      "one launch a side: the comparison says once that its marks are no claim and what a claim needs")
 
 shot = os.path.join(out, "shot.png")
 p = chromium([f"--screenshot={shot}", "--window-size=1280,2000", f"file://{html_path}"])
