@@ -65,6 +65,7 @@ def claims_rate(tmp_path, n_a, n_b, sizes, reps, effect=1.0, seed=0, slow=True):
 
 def test_one_launch_a_side_never_claims_though_the_launches_differ(tmp_path):
     rate, per_size, launch_only = claims_rate(tmp_path, 1, 1, SMALL, 100)
+    print(f"A/A 1 vs 1: {rate:.3f} of comparisons claimed; the launches differed in {launch_only:.2f}")
     assert rate == 0 and per_size == 0
     # what the within-launch marks alone would have printed: why they are no claim
     assert launch_only >= 0.5, launch_only
@@ -81,4 +82,5 @@ def test_three_launches_a_side_find_a_30_percent_difference(tmp_path):
     # without slow speed classes; a 3x slow launch among six (1 - (15/16)^6 = 32 % of the
     # rounds) widens the interval beyond a 30 % difference, as it should
     rate, per_size, _ = claims_rate(tmp_path, 3, 3, SMALL, 40, effect=0.7, seed=2, slow=False)
+    print(f"30 % difference, 3 vs 3: found in {rate:.3f} of comparisons, {per_size:.3f} of sizes")
     assert rate >= 0.95 and per_size >= 0.8, (rate, per_size)
