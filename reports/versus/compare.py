@@ -200,6 +200,12 @@ def bare(mark: str) -> str:
     return mark.strip("()")
 
 
+def named_statements(cmp: Comparison, a_name: str, b_name: str) -> list[str]:
+    """The comparison's statements with A and B by name, then once what they speak for."""
+    out = [f"{r.mark} {r.text.replace(cmp.a_label, a_name).replace(cmp.b_label, b_name)}" for r in cmp.regimes]
+    return out + [f"({a_name} against {b_name}: {cmp.scope}.)"] if out else out
+
+
 def _side_label(runs: list[Run]) -> str:
     lab = runs[0].label
     return lab if len(runs) == 1 else f"{lab} ({len(runs)} launches)"

@@ -8,7 +8,7 @@ statistics tables (seeds 001, 004), multi-size runs the sweeps.
 from __future__ import annotations
 
 from .analysis import analyse_run
-from .compare import compare_runs
+from .compare import compare_runs, named_statements
 from .render import ci_cell
 from .studies import control_limits, run_statistics, variant_table
 from .units import run_meaning
@@ -54,8 +54,7 @@ def seed000(configs) -> dict:
     sweeps = _sweeps(configs)
     if len(sweeps) == 2:         # each side its configuration's launches (between-launch when several)
         cmp = compare_runs(sweeps[1].runs, sweeps[0].runs)
-        statements = [r.text.replace(cmp.a_label, names[1]).replace(cmp.b_label, names[0])
-                      for r in cmp.regimes]
+        statements = named_statements(cmp, names[1], names[0])
     return {"tables": tables, "statements": statements}
 
 
@@ -134,8 +133,7 @@ def seed002(configs) -> dict:
     if len(configs) >= 2:
         for c in configs[1:]:
             cmp = compare_runs(c.runs, configs[0].runs)
-            statements += [r.text.replace(cmp.a_label, c.id).replace(cmp.b_label, configs[0].id)
-                           for r in cmp.regimes]
+            statements += named_statements(cmp, c.id, configs[0].id)
     return {"tables": tables, "statements": statements}
 
 
