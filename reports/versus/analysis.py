@@ -32,6 +32,12 @@ class Analysis:
     invalid_included: bool = False                             # ... and were fitted anyway
 
     def to_dict(self) -> dict:
+        """The JSON face (computed once: an analysis does not change once made; callers read it)."""
+        if "_dict" not in self.__dict__:
+            self.__dict__["_dict"] = self._to_dict()
+        return self.__dict__["_dict"]
+
+    def _to_dict(self) -> dict:
         r = self.run
         t = r.transport
         return {

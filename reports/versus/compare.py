@@ -26,6 +26,7 @@ from scipy import stats as sps
 from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
                        launch_one_way, regime_between, scope_words)
 from .load import Run, check_comparable, check_same_configuration
+from .samples import light_stats, reported
 from .units import run_meaning
 
 __all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "RegimeStatement"]
@@ -128,11 +129,10 @@ def pooled_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) ->
     ping-pong, units.py), pooled over the launches given; sizes in `skip` left out."""
     pool: dict[int, list[np.ndarray]] = {}
     for r in runs:
-        for b, s in r.sizes_by_bytes().items():
+        for b, x in reported(r).items():
             if b not in skip:
-                pool.setdefault(b, []).append(s.samples_ns)
-    div = run_meaning(runs[0]).divisor if runs else 2.0
-    return {b: np.sort(np.concatenate(v).astype(np.float64)) / div for b, v in sorted(pool.items())}
+                pool.setdefault(b, []).append(x)
+    return {b: v[0] if len(v) == 1 else np.sort(np.concatenate(v)) for b, v in sorted(pool.items())}
 
 
 def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
@@ -232,9 +232,11 @@ def split_by_ratio(grp: list[SizeComparison], sigmas: float = SPLIT_SIGMAS) -> l
     sum of squares exceeds its chi-square expectation (k - 1) by `sigmas`
     standard deviations (sqrt(2 (k - 1))) and the cut removes at least half
     of that excess.  Pieces keep at least two sizes."""
+    lr_all = np.array([math.log(g.ratio) for g in grp])       # once, not per candidate cut
+    w_all = np.array([1 / _log_ratio_se(g) ** 2 for g in grp])
+
     def wss(a, b):
-        lr = np.array([math.log(g.ratio) for g in grp[a:b]])
-        w = np.array([1 / _log_ratio_se(g) ** 2 for g in grp[a:b]])
+        lr, w = lr_all[a:b], w_all[a:b]
         m = float((w * lr).sum() / w.sum())
         return float((w * (lr - m) ** 2).sum())
 
@@ -381,19 +383,15 @@ def launch_spread(runs: list[Run]) -> list[dict]:
     """Per size: spread of the launch medians (between launches) beside the
     spread within launches (pooled sd, and the typical standard error of a
     launch median).  Between >> within-median-SE means launches differ."""
-    from .stats import summarise_size
     per: dict[int, list] = {}
     for r in runs:
-        for b, s in r.sizes_by_bytes().items():
-            m = run_meaning(r)
-            per.setdefault(b, []).append(summarise_size(b, s.samples_ns, s.batch, m.divisor, m.bytes_factor))
+        for b, st in light_stats(r).items():
+            per.setdefault(b, []).append(st)
     out = []
     for b, st in sorted(per.items()):
         if len(st) < 2:
             continue
-        meds = np.array([s.median_ns for s in st])
-        sds = np.array([s.std_ns for s in st])
-        ses = np.array([s.median_se_ns for s in st])
+        _, meds, sds, ses = (np.array(v) for v in zip(*st))
         out.append({
             "bytes": b, "launches": len(st),
             "median_of_medians_us": float(np.median(meds)) / 1e3,

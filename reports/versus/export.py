@@ -1,4 +1,5 @@
-"""Plain-data export: JSON that never holds NaN, infinities or numpy types."""
+"""Plain-data export: JSON that never holds NaN, infinities or numpy types, and
+every raw sample as one table (samples.csv, samples.parquet)."""
 from __future__ import annotations
 
 import json
@@ -26,3 +27,67 @@ def jsonable(obj):
 
 def dumps(obj, indent: int | None = 1) -> str:
     return json.dumps(jsonable(obj), indent=indent, allow_nan=False)
+
+
+SAMPLE_COLUMNS = ["run_id", "config", "source", "transport", "provider", "options", "pattern", "variant",
+                  "launch_id", "bytes", "batch", "sample_index", "sample_ns", "reported_ns", "reported_as"]
+
+
+def _sample_table(run, config: str, source: str):
+    """One run's samples as an Arrow table: a row per sample, the run's labels as
+    dictionary columns (one value each), built from numpy arrays without a Python
+    loop over samples."""
+    import pyarrow as pa
+
+    from .units import run_meaning
+    sizes = run.sizes
+    counts = np.array([s.samples_ns.size for s in sizes], dtype=np.int64)
+    n = int(counts.sum())
+    t, m = run.transport, run_meaning(run)
+
+    def const(value):
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([str(value)]))
+    ns = np.concatenate([s.samples_ns.astype(np.int64) for s in sizes]) if sizes else np.empty(0, np.int64)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    cols = {
+        "run_id": const(run.record.get("run_id", "")), "config": const(config), "source": const(source),
+        "transport": const(t.get("name", "")), "provider": const(t.get("provider", "")),
+        "options": const(";".join(f"{k}={v}" for k, v in (t.get("options") or {}).items())),
+        "pattern": const(run.pattern), "variant": const(run.variant),
+        "launch_id": pa.array(np.full(n, int(run.launch_id or 0), dtype=np.int64)),
+        "bytes": pa.array(np.repeat([s.bytes for s in sizes], counts).astype(np.int64)),
+        "batch": pa.array(np.repeat([s.batch for s in sizes], counts).astype(np.int64)),
+        "sample_index": pa.array(np.arange(n, dtype=np.int64) - starts),
+        "sample_ns": pa.array(ns), "reported_ns": pa.array(ns / m.divisor),
+        "reported_as": const(m.time_label)}
+    return pa.table(cols)
+
+
+def write_samples(runs: list, configs: list[str], csv_path, parquet_path=None) -> int:
+    """Every raw sample of `runs` (configs[i] names run i's configuration) to a CSV
+    file and, when parquet_path is given, a Parquet file (one row group per run).
+    Returns the number of samples written."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+    from pathlib import Path
+    total = 0
+    pw = cw = None
+    try:
+        for run, config in zip(runs, configs):
+            tab = _sample_table(run, config, Path(run.source).name)
+            total += tab.num_rows
+            if cw is None:      # the label columns stay dictionary-encoded: written without a copy
+                cw = pacsv.CSVWriter(str(csv_path), tab.schema,
+                                     write_options=pacsv.WriteOptions(quoting_style="needed"))
+            cw.write_table(tab)
+            if parquet_path is not None:
+                if pw is None:
+                    pw = pq.ParquetWriter(str(parquet_path), tab.schema, compression="zstd")
+                pw.write_table(tab)
+    finally:
+        for w in (cw, pw):
+            if w is not None:
+                w.close()
+    if cw is None:              # no runs: the header alone
+        Path(csv_path).write_text(",".join(f'"{c}"' for c in SAMPLE_COLUMNS) + "\n", encoding="utf-8")
+    return total

@@ -18,8 +18,9 @@ mean (the geometric mean of its launch medians: every launch weighs the same,
 however many samples it has); the ratio A/B is the ratio of the two.  Its
 standard error comes from a two-stage bootstrap: draw the side's launches
 with replacement, then each drawn launch's median from its own resampled
-samples (drawn exactly from the order statistics,
-stats.bootstrap_median_draws).  A drawn launch sits at its side's mean plus a
+samples; its variance is computed exactly from the distribution of a
+resampled median over the order statistics (stats.median_rank_probabilities)
+rather than estimated from random draws.  A drawn launch sits at its side's mean plus a
 launch deviation drawn from both sides' deviations pooled, each widened by
 sqrt(L/(L-1)) so that their mean square is the unbiased launch-to-launch
 variance: launch effects (which vCPUs a process pair lands on) are a property
@@ -49,8 +50,8 @@ import numpy as np
 from scipy import stats as sps
 
 from .load import Run
-from .stats import bootstrap_median_draws
-from .units import run_meaning
+from .samples import reported, sorted_median
+from .stats import bootstrap_median_draws, median_rank_probabilities
 
 WITHIN = "within-launch"
 BETWEEN = "between-launch"
@@ -100,11 +101,10 @@ def _per_launch(runs: list[Run], skip) -> dict[int, dict[str, np.ndarray]]:
     per: dict[int, dict[str, list[np.ndarray]]] = {}
     for r in runs:
         key = launch_key(r)
-        div = run_meaning(r).divisor
-        for b, s in r.sizes_by_bytes().items():
+        for b, x in reported(r).items():
             if b not in skip:
-                per.setdefault(b, {}).setdefault(key, []).append(s.samples_ns / div)
-    return {b: {k: np.sort(np.concatenate(v).astype(np.float64)) for k, v in d.items()}
+                per.setdefault(b, {}).setdefault(key, []).append(x)
+    return {b: {k: v[0] if len(v) == 1 else np.sort(np.concatenate(v)) for k, v in d.items()}
             for b, d in sorted(per.items())}
 
 
@@ -113,7 +113,7 @@ def launch_log_medians(runs: list[Run], skip: set[int] | frozenset = frozenset()
     out: dict[str, dict[int, float]] = {}
     for b, d in _per_launch(runs, skip).items():
         for k, x in d.items():
-            out.setdefault(k, {})[b] = float(_log_floor(np.array([np.median(x)]))[0])
+            out.setdefault(k, {})[b] = float(_log_floor(np.array([sorted_median(x)]))[0])
     return out
 
 
@@ -165,7 +165,7 @@ def _log_floor(x: np.ndarray) -> np.ndarray:
 
 
 def _log_medians(launches: list[np.ndarray]) -> np.ndarray:
-    return _log_floor(np.array([np.median(x) for x in launches]))
+    return _log_floor(np.array([sorted_median(x) for x in launches]))
 
 
 def _residuals(y: np.ndarray) -> np.ndarray:
@@ -175,33 +175,36 @@ def _residuals(y: np.ndarray) -> np.ndarray:
     return (y - y.mean()) * math.sqrt(nl / (nl - 1)) if nl > 1 else np.empty(0)
 
 
-def _side_draws(launches: list[np.ndarray], y: np.ndarray, resid: np.ndarray,
-                rng: np.random.Generator, draws: int) -> np.ndarray:
-    """Two-stage bootstrap of a side's mean log launch median: L launches drawn with
-    replacement, each placed at the side's mean plus a launch deviation drawn
-    from both sides' pooled residuals, plus the deviation of a median drawn from
-    its own resampled samples from its median."""
-    nl = y.size
-    pick = rng.integers(0, nl, size=(draws, nl))
-    within = np.empty((draws, nl))
-    for j, x in enumerate(launches):
-        slots = pick == j
-        within[slots] = _log_floor(bootstrap_median_draws(x, int(slots.sum()), rng)) - y[j]
-    between = resid[rng.integers(0, resid.size, size=(draws, nl))]
-    return (y.mean() + between + within).mean(axis=1)
+def _side_variance(launches: list[np.ndarray], y: np.ndarray, resid: np.ndarray) -> float:
+    """Variance of the two-stage bootstrap of a side's mean log launch median, exactly
+    (no random draws): L launches drawn with replacement, each placed at the side's
+    mean plus a launch deviation drawn from both sides' pooled residuals, plus the
+    deviation of its bootstrap median (whose distribution over the order statistics
+    is known exactly, stats.median_rank_probabilities) from its median.  The two
+    parts are independent and the L draws alike, so the variance of their mean is
+    (var(deviation) + var(within)) / L; the pooled residuals have mean 0."""
+    first, second = [], []
+    for x, yj in zip(launches, y):
+        p = median_rank_probabilities(int(x.size))
+        lx = _log_floor(x) - yj
+        first.append(float(p @ lx))
+        second.append(float(p @ (lx * lx)))
+    within = float(np.mean(second) - np.mean(first) ** 2)
+    between = float(np.mean(resid * resid)) if resid.size else 0.0
+    return (between + max(within, 0.0)) / y.size
 
 
 def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
                      draws: int = 2000) -> SizeInference:
-    """Ratio of geometric means of launch medians A/B, its 95 % CI and p-value (see module doc)."""
+    """Ratio of geometric means of launch medians A/B, its 95 % CI and p-value (see module
+    doc).  rng and draws are kept for the callers; the variance is computed exactly."""
     la, lb = len(a), len(b)
     if la + lb < 3:
         raise ValueError("between-launch inference needs several launches on at least one side")
     ya, yb = _log_medians(a), _log_medians(b)
     resid = np.concatenate([_residuals(ya), _residuals(yb)])
     df = float(la + lb - 2)                      # launch-to-launch variance pooled over both sides
-    va = float(_side_draws(a, ya, resid, rng, draws).var(ddof=1))
-    vb = float(_side_draws(b, yb, resid, rng, draws).var(ddof=1))
+    va, vb = _side_variance(a, ya, resid), _side_variance(b, yb, resid)
     d = float(ya.mean() - yb.mean())
     se = math.sqrt(va + vb)
     if se > 0:

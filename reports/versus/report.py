@@ -10,7 +10,7 @@ study and the comparisons asked for).
 """
 from __future__ import annotations
 
-import csv
+import concurrent.futures
 import datetime as _dt
 import json
 import math
@@ -375,25 +375,12 @@ def _software() -> list[list[str]]:
             ["Matplotlib", matplotlib.__version__]]
 
 
-def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path) -> int:
-    n = 0
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["run_id", "config", "source", "transport", "provider", "options", "pattern", "variant",
-                    "launch_id", "bytes", "batch", "sample_index", "sample_ns", "reported_ns", "reported_as"])
-        for r in runs:
-            e = entries.get(str(Path(r.source).resolve()))
-            t = r.transport
-            head = [r.record.get("run_id", ""), e["config_id"] if e else _default_id(r), Path(r.source).name,
-                    t.get("name", ""), t.get("provider", ""),
-                    ";".join(f"{k}={v}" for k, v in (t.get("options") or {}).items()),
-                    r.pattern, r.variant, r.launch_id]
-            m = run_meaning(r)
-            for s in r.sizes:
-                for i, v in enumerate(s.samples_ns.tolist()):
-                    w.writerow(head + [s.bytes, s.batch, i, v, v / m.divisor, m.time_label])
-                    n += 1
-    return n
+def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path,
+                      parquet: Path | None = None) -> int:
+    """samples.csv (and samples.parquet): every raw sample, a row each (export.py)."""
+    from .export import write_samples
+    configs = [(entries.get(str(Path(r.source).resolve())) or {}).get("config_id") or _default_id(r) for r in runs]
+    return write_samples(runs, configs, path, parquet)
 
 
 def render_report(paths: list[str], out: Path, study: str | None = None,
@@ -402,12 +389,16 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
     from .render import html_env, latex_env
     runs, entries, manifests = collect(paths)
     out.mkdir(parents=True, exist_ok=True)
-    model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
-    html = html_env().get_template("report.html.j2").render(m=model)
-    (out / "index.html").write_text(html, encoding="utf-8")
-    tex = latex_env().get_template("report.tex.j2").render(m=model)
-    (out / "report.tex").write_text(tex, encoding="utf-8")
-    model["samples"] = write_samples_csv(runs, entries, out / "samples.csv")
+    # The raw-sample export only reads the runs, and pyarrow writes without the
+    # interpreter lock: it runs beside the model on a second core.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        samples = pool.submit(write_samples_csv, runs, entries, out / "samples.csv", out / "samples.parquet")
+        model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
+        html = html_env().get_template("report.html.j2").render(m=model)
+        (out / "index.html").write_text(html, encoding="utf-8")
+        tex = latex_env().get_template("report.tex.j2").render(m=model)
+        (out / "report.tex").write_text(tex, encoding="utf-8")
+        model["samples"] = samples.result()
     return model
 
 
@@ -421,13 +412,13 @@ def cmd_report(args) -> int:
     model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
                           args.include_invalid)
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
-          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv "
-          f"({model['samples']} samples)", file=sys.stderr)
+          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv and "
+          f"samples.parquet ({model['samples']} samples)", file=sys.stderr)
     return 0
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="render the HTML and LaTeX report and the samples CSV")
+    p = sub.add_parser("report", help="render the HTML and LaTeX report and the samples as CSV and Parquet")
     p.add_argument("results", nargs="+", metavar="RESULTS", help="result files or campaign result directories")
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--study", help="show this seed study's section (seed000 ... seed004)")

@@ -8,8 +8,9 @@ is bytes / (mean RTT / 2), never a mean of per-sample rates.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
+
 
 import numpy as np
 from scipy import stats as sps
@@ -66,7 +67,9 @@ class SizeStats:
         return max((hi - lo) / (2 * 1.96), 0.0)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        # a shallow copy of the fields (dataclasses.asdict deep-copies: slow for a large report)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["validation"] = dict(self.validation) if self.validation else self.validation
         d["median_ci_ns"] = list(self.median_ci_ns) if self.median_ci_ns else None
         # The JSON face speaks microseconds; keep both.
         for k in ("min", "max", "median", "mean", "std", "stderr", "p5", "p95", "p99", "lcl", "ucl"):
@@ -181,6 +184,24 @@ def describe(values) -> dict:
             "stderr": sd / np.sqrt(n) if n > 1 else 0.0, "min": float(v.min()), "max": float(v.max())}
 
 
+@lru_cache(maxsize=256)
+def _median_rank_cdf(n: int) -> np.ndarray:
+    """P(median of a resample of n <= x_(k)) for k = 1..n: P(Bin(n, k/n) >= n//2 + 1)."""
+    k = np.arange(1, n + 1)
+    cdf = sps.binom.sf(n // 2, n, k / n)
+    cdf.flags.writeable = False
+    return cdf
+
+
+@lru_cache(maxsize=256)
+def median_rank_probabilities(n: int) -> np.ndarray:
+    """P(the median of a resample of n is x_(k)), k = 1..n: the exact bootstrap
+    distribution of the sample median over the order statistics."""
+    p = np.diff(_median_rank_cdf(n), prepend=0.0)
+    p.flags.writeable = False
+    return p
+
+
 def bootstrap_median_draws(sorted_x: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
     """Draws from the exact bootstrap distribution of the sample median.
 
@@ -191,9 +212,7 @@ def bootstrap_median_draws(sorted_x: np.ndarray, draws: int, rng: np.random.Gene
     n = sorted_x.size
     if n == 1:
         return np.full(draws, float(sorted_x[0]))
-    k = np.arange(1, n + 1)
-    m = n // 2 + 1
-    cdf = sps.binom.sf(m - 1, n, k / n)          # P(Bin >= m)
+    cdf = _median_rank_cdf(int(n))
     u = rng.random(draws)
     idx = np.searchsorted(cdf, u, side="left")
     return sorted_x[np.minimum(idx, n - 1)].astype(np.float64)
