@@ -26,7 +26,7 @@ from scipy import stats as sps
 from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
                        launch_one_way, regime_between, scope_words)
 from .load import Run, check_comparable, check_same_configuration
-from .samples import light_stats, reported
+from .samples import for_runs, light_stats, reported
 from .units import run_meaning
 
 __all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "RegimeStatement"]
@@ -127,6 +127,10 @@ def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
 def pooled_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[int, np.ndarray]:
     """Sorted samples per size in ns of the reported time (one-way for a
     ping-pong, units.py), pooled over the launches given; sizes in `skip` left out."""
+    return for_runs(runs, ("pooled", frozenset(skip)), lambda: _pooled(runs, skip))
+
+
+def _pooled(runs: list[Run], skip) -> dict[int, np.ndarray]:
     pool: dict[int, list[np.ndarray]] = {}
     for r in runs:
         for b, x in reported(r).items():
@@ -383,6 +387,10 @@ def launch_spread(runs: list[Run]) -> list[dict]:
     """Per size: spread of the launch medians (between launches) beside the
     spread within launches (pooled sd, and the typical standard error of a
     launch median).  Between >> within-median-SE means launches differ."""
+    return for_runs(runs, "launch spread", lambda: _launch_spread(runs))
+
+
+def _launch_spread(runs: list[Run]) -> list[dict]:
     per: dict[int, list] = {}
     for r in runs:
         for b, st in light_stats(r).items():

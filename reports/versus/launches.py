@@ -44,6 +44,7 @@ more launches a side.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,12 @@ from .stats import bootstrap_median_draws, median_rank_probabilities
 
 WITHIN = "within-launch"
 BETWEEN = "between-launch"
+
+
+@lru_cache(maxsize=64)
+def t_quantile(df: float) -> float:
+    """Student's t 97.5 % quantile (a 95 % two-sided interval)."""
+    return float(sps.t.ppf(0.975, df))
 
 
 def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
@@ -141,7 +148,7 @@ def regime_between(ya: dict[str, np.ndarray], yb: dict[str, np.ndarray],
     df = la + lb - 2
     ss = float(((va - va.mean()) ** 2).sum() + ((vb - vb.mean()) ** 2).sum())
     se = math.sqrt(ss / df * (1 / la + 1 / lb))
-    q = float(sps.t.ppf(0.975, df))
+    q = t_quantile(df)
     return math.exp(d), math.exp(d - q * se), math.exp(d + q * se)
 
 
@@ -209,7 +216,7 @@ def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Ge
     se = math.sqrt(va + vb)
     if se > 0:
         p = float(2 * sps.t.sf(abs(d) / se, df))
-        q = float(sps.t.ppf(0.975, df))
+        q = t_quantile(df)
         ci = [math.exp(d - q * se), math.exp(d + q * se)]
     else:                            # every sample of every launch identical
         p = 1.0 if d == 0 else 0.0

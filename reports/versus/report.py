@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as _dt
+import multiprocessing
 import json
 import math
 import platform
@@ -389,17 +390,50 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
     from .render import html_env, latex_env
     runs, entries, manifests = collect(paths)
     out.mkdir(parents=True, exist_ok=True)
-    # The raw-sample export only reads the runs, and pyarrow writes without the
-    # interpreter lock: it runs beside the model on a second core.
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        samples = pool.submit(write_samples_csv, runs, entries, out / "samples.csv", out / "samples.parquet")
-        model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
-        html = html_env().get_template("report.html.j2").render(m=model)
-        (out / "index.html").write_text(html, encoding="utf-8")
-        tex = latex_env().get_template("report.tex.j2").render(m=model)
-        (out / "report.tex").write_text(tex, encoding="utf-8")
-        model["samples"] = samples.result()
+    samples = beside(write_samples_csv, runs, entries, out / "samples.csv", out / "samples.parquet")
+    model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
+    html = html_env().get_template("report.html.j2").render(m=model)
+    (out / "index.html").write_text(html, encoding="utf-8")
+    tex = latex_env().get_template("report.tex.j2").render(m=model)
+    (out / "report.tex").write_text(tex, encoding="utf-8")
+    model["samples"] = samples()
     return model
+
+
+def beside(fn, *args):
+    """Start fn(*args) beside the caller; returns a function that waits for its result.
+    The raw-sample export only reads the runs: where there is fork it runs in a child
+    process that shares them copy-on-write (nothing is copied, and neither side waits
+    for the other's interpreter lock), else in a thread."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        fut = pool.submit(fn, *args)
+        pool.shutdown(wait=False)
+        return fut.result
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            send.send(("ok", fn(*args)))
+        except BaseException as ex:            # reported by the parent, as the error it is
+            send.send(("error", f"{type(ex).__name__}: {ex}"))
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+
+    def result():
+        try:
+            status, value = recv.recv()
+        except EOFError:
+            status, value = "error", f"the export process ended with exit code {proc.exitcode}"
+        proc.join()
+        if status != "ok":
+            raise InputError(f"writing the samples failed: {value}")
+        return value
+    return result
 
 
 def cmd_report(args) -> int:

@@ -27,6 +27,19 @@ def _table(tid, caption, columns, rows, notes=None):
             "rows": rows, "notes": notes or []}
 
 
+def _included(c) -> bool:
+    """Whether the report was asked to keep sizes whose payload check failed."""
+    return bool(c.analysis and c.analysis.invalid_included)
+
+
+def _analysis(c, min_bytes=0):
+    """The configuration's analysis as the report made it (build_model), or, for a
+    study that fits from min_bytes on, one made the same way from that size."""
+    if min_bytes == 0 and c.analysis is not None:
+        return c.analysis
+    return analyse_run(c.pooled, min_bytes=min_bytes, include_invalid=_included(c))
+
+
 def _single(configs):
     return [c for c in configs if len(c.pooled.sizes_by_bytes()) == 1]
 
@@ -53,7 +66,7 @@ def seed000(configs) -> dict:
     statements = []
     sweeps = _sweeps(configs)
     if len(sweeps) == 2:         # each side its configuration's launches (between-launch when several)
-        cmp = compare_runs(sweeps[1].runs, sweeps[0].runs)
+        cmp = compare_runs(sweeps[1].runs, sweeps[0].runs, include_invalid=_included(sweeps[1]))
         statements = named_statements(cmp, names[1], names[0])
     return {"tables": tables, "statements": statements}
 
@@ -80,7 +93,7 @@ def _transitions_table(tid, caption, cfgs, min_bytes=0):
     report them): the reported time's jump times the pattern's divisor."""
     rows = []
     for c in cfgs:
-        a = analyse_run(c.pooled, min_bytes=min_bytes)
+        a = _analysis(c, min_bytes)
         div = run_meaning(c.pooled).divisor
         for t in a.transitions:
             rows.append([c.id, t.kind, t.bytes, t.after_bytes, t.before_bytes, t.jump_us * div, t.label])
@@ -98,7 +111,7 @@ def _transitions_table(tid, caption, cfgs, min_bytes=0):
 def _regimes_table(tid, caption, cfgs, min_bytes=0):
     rows = []
     for c in cfgs:
-        a = analyse_run(c.pooled, min_bytes=min_bytes)
+        a = _analysis(c, min_bytes)
         for g in a.to_dict()["regimes"]:
             rows.append([c.id, g["from_bytes"], g["to_bytes"],
                          ci_cell(g["latency_us"], g["latency_ci_us"], g["latency_ci_note"]),
@@ -132,7 +145,7 @@ def seed002(configs) -> dict:
                               ("lower limit µs", "us"), ("upper limit µs", "us"), ("outside", "int")], rows))
     if len(configs) >= 2:
         for c in configs[1:]:
-            cmp = compare_runs(c.runs, configs[0].runs)
+            cmp = compare_runs(c.runs, configs[0].runs, include_invalid=_included(c))
             statements += named_statements(cmp, c.id, configs[0].id)
     return {"tables": tables, "statements": statements}
 

@@ -59,6 +59,19 @@ def light_stats(run) -> dict[int, tuple[int, float, float, float]]:
     return c["light"]
 
 
+def for_runs(runs, what: str, compute):
+    """compute() for this exact list of runs, once: kept on the first run's view
+    under `what` and the identity of every run (a configuration's launches are
+    pooled or spread by several consumers of one report)."""
+    if not runs:
+        return compute()
+    key = (what, tuple(id(r) for r in runs))
+    c = _cache(runs[0])
+    if key not in c:
+        c[key] = compute()
+    return c[key]
+
+
 def forget(run) -> None:
     """Drop the view (after a run's sizes were changed in place)."""
     run.__dict__.pop("_view", None)

@@ -132,19 +132,37 @@ def normality(x: np.ndarray, seed: int = 0) -> tuple[str | None, float | None]:
     return "shapiro", float(res.pvalue)
 
 
+def sorted_percentiles(ow: np.ndarray, qs) -> tuple[float, ...]:
+    """np.percentile's default (linear) percentiles of an ascending array, read off
+    it by index instead of partitioning it again."""
+    pos = np.asarray(qs, dtype=np.float64) / 100 * (ow.size - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, ow.size - 1)
+    frac = pos - lo
+    return tuple(float(v) for v in ow[lo] + (ow[hi] - ow[lo]) * frac)
+
+
 def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
                    divisor: float = 2.0, bytes_factor: float = 1.0) -> SizeStats:
     """Statistics of one size from its samples (ns).  Each sample / divisor is
     the reported time (a ping-pong's round trip / 2 = one-way latency; see
     units.py for the other patterns), during which bytes_factor * nbytes move."""
     rtt = np.asarray(samples_ns, dtype=np.float64)
-    n = int(rtt.size)
+    if rtt.size == 0:
+        raise ValueError(f"size {nbytes}: no samples")
+    return summarise_sorted(nbytes, np.sort(rtt) / divisor, batch, divisor, bytes_factor)
+
+
+def summarise_sorted(nbytes: int, ow: np.ndarray, batch: int = 1,
+                     divisor: float = 2.0, bytes_factor: float = 1.0) -> SizeStats:
+    """summarise_size of samples already sorted and in the reported time
+    (samples.reported: sample / divisor)."""
+    n = int(ow.size)
     if n == 0:
         raise ValueError(f"size {nbytes}: no samples")
-    ow = np.sort(rtt) / divisor
     mean = float(ow.mean())
     std = float(ow.std(ddof=1)) if n > 1 else 0.0
-    p5, q25, med, p95, p99 = (float(v) for v in np.percentile(ow, [5, 100 * LOCATION_Q, 50, 95, 99]))
+    p5, q25, med, p95, p99 = sorted_percentiles(ow, (5, 100 * LOCATION_Q, 50, 95, 99))
     lcl, ucl = mean - 3 * std, mean + 3 * std
     outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
     test, p = normality(ow)
@@ -163,10 +181,12 @@ def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
 
 def summarise_run(run) -> list[SizeStats]:
     """Per-size statistics of a run, sizes ascending (repeated visits pooled)."""
+    from .samples import reported
     m = run_meaning(run)
+    view = reported(run)
     out = []
     for b, s in run.sizes_by_bytes().items():
-        st = summarise_size(b, s.samples_ns, s.batch, m.divisor, m.bytes_factor)
+        st = summarise_sorted(b, view[b], s.batch, m.divisor, m.bytes_factor)
         st.valid, st.validation = s.valid, s.validation
         out.append(st)
     return out
