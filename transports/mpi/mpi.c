@@ -11,6 +11,10 @@
 #include <versus/info.h>
 #include <versus/transport.h>
 
+#ifdef VS_MPI_UCX
+#include <ucp/api/ucp.h>
+#endif
+
 #ifndef VS_MPI_FLAVOUR
 #error "VS_MPI_FLAVOUR must be \"openmpi\" or \"mpich\""
 #endif
@@ -153,9 +157,33 @@ static int mpi_connect(vs_transport_t *t, vs_bootstrap_t *bs)
     return 0; /* MPI_Init connected everyone */
 }
 
+/* Whether an MPICH built for `device` ("ch4:ucx", "ch3:nemesis", ...) reads a
+ * control variable: MPICH lists every CVAR of its source, whatever device was
+ * built, so a ch4 build still shows ch3's eager limit, which it never reads.
+ * A CVAR named for a device (CH3, NEMESIS, CH4) or a ch4 netmod (OFI, UCX) is
+ * read only by that one; GPU and XPMEM paths do not carry host messages here. */
+static int mpich_cvar_read(const char *name, const char *device)
+{
+    int ch4 = strncmp(device, "ch4", 3) == 0;
+    const char *netmod = strchr(device, ':');
+    netmod = netmod ? netmod + 1 : "";
+    if (strstr(name, "_CH3_") || strstr(name, "_NEMESIS_"))
+        return !ch4;
+    if (strstr(name, "_CH4_OFI_"))
+        return ch4 && strncmp(netmod, "ofi", 3) == 0;
+    if (strstr(name, "_CH4_UCX_"))
+        return ch4 && strncmp(netmod, "ucx", 3) == 0;
+    if (strstr(name, "_GPU_") || strstr(name, "_XPMEM_"))
+        return 0;
+    if (strstr(name, "_CH4_"))
+        return ch4;
+    return 1;
+}
+
 /* Read integer-valued MPI_T control variables whose names speak of
- * thresholds, so reports can attribute protocol transitions. */
-static void add_cvar_thresholds(vs_transport_info_t *info)
+ * thresholds, so reports can attribute protocol transitions.  device: MPICH's
+ * device ("ch4:ucx"), or NULL for Open MPI. */
+static void add_cvar_thresholds(vs_transport_info_t *info, const char *device)
 {
     int provided, n = 0;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
@@ -175,6 +203,8 @@ static void add_cvar_thresholds(vs_transport_info_t *info)
             continue;
         /* btl_self carries only messages a process sends to itself: never between two ranks */
         if (IS_OPENMPI && !strstr(name, "btl_vader") && !strstr(name, "btl_tcp") && !strstr(name, "pml_ob1"))
+            continue;
+        if (!IS_OPENMPI && device && !mpich_cvar_read(name, device))
             continue;
         MPI_T_cvar_handle h;
         int count = 0;
@@ -202,6 +232,77 @@ static void add_cvar_thresholds(vs_transport_info_t *info)
     MPI_T_finalize();
 }
 
+#ifdef VS_MPI_UCX
+/* UCX's memory units as it prints them: "12000", "12K", "8M"; -1 for "auto",
+ * "inf" or anything that is not a size. */
+static long long ucx_memunits(const char *s)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v < 0)
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if (*end == 'b' || *end == 'B')
+        end++;
+    return *end == '\0' || *end == '\n' ? v : -1;
+}
+#endif
+
+/* MPICH over UCX (ch4:ucx) moves every message, same host included, through
+ * UCP, which reads its settings from the UCX_* environment as the ucx module
+ * does.  Record those in force (UCX's own configuration, not the environment:
+ * defaults included) and, when the rendezvous threshold is a size rather than
+ * "auto", the threshold under the name of the variable that sets it. */
+static void add_ucx_config(vs_transport_info_t *info)
+{
+#ifdef VS_MPI_UCX
+    static const char *const keep[] = {"UCX_TLS", "UCX_NET_DEVICES", "UCX_RNDV_THRESH", "UCX_RNDV_SCHEME",
+                                       "UCX_ZCOPY_THRESH", "UCX_BCOPY_THRESH"};
+    unsigned major, minor, release;
+    ucp_get_version(&major, &minor, &release);
+    vs_info_attr(info, "ucx_version", "%u.%u.%u", major, minor, release);
+    ucp_config_t *config;
+    if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
+        return;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f) {
+        ucp_config_print(config, f, NULL, UCS_CONFIG_PRINT_CONFIG);
+        fclose(f);
+    }
+    ucp_config_release(config);
+    for (size_t k = 0; buf && k < sizeof keep / sizeof keep[0]; k++) {
+        size_t n = strlen(keep[k]);
+        for (const char *p = buf; (p = strstr(p, keep[k])) != NULL; p += n) {
+            if ((p != buf && p[-1] != '\n') || p[n] != '=')
+                continue;
+            const char *val = p + n + 1;
+            int vl = (int)strcspn(val, "\n");
+            char attr[64];
+            snprintf(attr, sizeof attr, "%s", keep[k]);
+            for (char *c = attr; *c; c++)
+                *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+            vs_info_attr(info, attr, "%.*s", vl, val);
+            if (strcmp(keep[k], "UCX_RNDV_THRESH") == 0) {
+                long long bytes = ucx_memunits(val);
+                if (bytes >= 0)
+                    vs_info_threshold(info, "UCX_RNDV_THRESH", bytes);
+            }
+            break;
+        }
+    }
+    free(buf);
+#else
+    vs_info_attr(info, "ucx_config", "not read: the module was built without UCX's headers");
+#endif
+}
+
 static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
 {
     (void)t;
@@ -226,8 +327,15 @@ static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
                 dev++;
             snprintf(info->provider, sizeof info->provider, "%.*s", (int)strcspn(dev, "\n"), dev);
         }
+        /* "ch4:ucx": the device and its network module, each an attribute */
+        size_t dl = strcspn(info->provider, ":");
+        vs_info_attr(info, "device", "%.*s", (int)dl, info->provider);
+        if (info->provider[dl] == ':')
+            vs_info_attr(info, "netmod", "%s", info->provider + dl + 1);
+        if (strcmp(info->provider, "ch4:ucx") == 0)
+            add_ucx_config(info);
     }
-    add_cvar_thresholds(info);
+    add_cvar_thresholds(info, IS_OPENMPI ? NULL : info->provider);
     return 0;
 }
 

@@ -1,0 +1,31 @@
+"""Ground truth: MPICH over UCX (ch4:ucx) moves same-host messages through UCP,
+so UCX's rendezvous threshold set by UCX_RNDV_THRESH (not a power of two) moves
+its step.  The mpich module records the device and netmod, reads UCX's own
+configuration and records the threshold as `UCX_RNDV_THRESH`; `versus summary`
+finds the step within 5 % and attributes it to that name.  No ch3 variable (which
+a ch4 build never reads) may be recorded.
+
+usage: gt_mpich_ucx_rndv.py THRESHOLD
+"""
+import sys
+
+import gtcommon as gt
+import vstest as vt
+
+threshold = int(sys.argv[1]) if len(sys.argv) > 1 else 12000
+vt.need_module("mpich")
+mpiexec = vt.need_program("mpiexec.mpich")
+env = {"UCX_RNDV_THRESH": str(threshold), "UCX_TLS": "sm", "UCX_WARN_UNUSED_ENV_VARS": "n"}
+out = gt.run_sweep(f"mpich-ucx-rndv-{threshold}", ["--transport", "mpich"], threshold, env,
+                   launcher=[mpiexec, "-n", "2"])
+run = gt.summary(out)
+vt.check(run["status"] == "ok", "the run completed")
+provider = run["transport"]["provider"]
+if provider != "ch4:ucx":
+    print(f"SKIP: this MPICH's device is {provider!r}, not ch4:ucx: UCX's threshold does not apply", flush=True)
+    sys.exit(vt.SKIP)
+recorded = run["transport"]["thresholds"]
+vt.check(not any("CH3" in k or "NEMESIS" in k for k in recorded),
+         f"a ch4 build records no ch3 variable ({sorted(recorded)})")
+t = gt.check_detected(run, "UCX_RNDV_THRESH", threshold)
+vt.check(t["jump_us"] > 0, f"the rendezvous costs more at the threshold (jump {t['jump_us']:+.3f} us)")
