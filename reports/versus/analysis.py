@@ -11,8 +11,9 @@ import numpy as np
 from . import __version__
 from .fit import SegmentedFit, fit_segmented
 from .load import Run, group_launches
-from .stats import SizeStats, summarise_run
-from .transitions import Staircase, Transition, attribute, classify, find_staircases
+from .stats import LOCATION_Q, SizeStats, summarise_run
+from .transitions import (Staircase, Transition, attribute, classify, find_staircases, label_rest,
+                          replicate_curves, reported_only)
 from .compare import launch_spread
 from .launches import count_launches, launch_key
 from .units import run_meaning
@@ -117,6 +118,15 @@ def invalid_note(invalid: list[int], included: bool) -> str:
             "but they are left out of fits, peak bandwidth and comparisons (--include-invalid keeps them)")
 
 
+def run_replicates(run: Run, x: np.ndarray):
+    """Replicates of the lower-quartile curve at the fitted sizes x (transitions.replicate_curves)."""
+    div = run_meaning(run).divisor
+    visits: dict[int, list[np.ndarray]] = {}
+    for s in run.sizes:
+        visits.setdefault(s.bytes, []).append(np.asarray(s.samples_ns, dtype=np.float64) / div)
+    return replicate_curves([visits.get(int(b), []) for b in x], LOCATION_Q)
+
+
 def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
                 include_invalid: bool = False) -> Analysis:
     """Statistics, segmented fit and attributed transitions of one run.  Sizes
@@ -133,9 +143,11 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     loc = np.array([s.q25_ns for s in pts])
     loc_se = np.array([s.q25_se_ns for s in pts])
     fit = fit_segmented(x, y, se, penalty=penalty, loc=loc, loc_se=loc_se)
-    trans = classify(fit)
+    trans = classify(fit, run_replicates(run, fit.locator.x))
+    unmatched = attribute(trans, run.thresholds)       # thresholds first: a staircase never takes theirs
+    trans = reported_only(trans)
     stairs = find_staircases(trans)
-    unmatched = attribute(trans, run.thresholds, stairs)
+    label_rest(trans, stairs)
     return Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
 
 

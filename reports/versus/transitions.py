@@ -6,6 +6,20 @@ A boundary between regimes A (last point x_a) and B (first point x_b) is a
 and do not meet inside the gap (a kink inside the gap would explain the data
 as well); otherwise it is a *slope* change.  A true threshold t for a step
 lies in (x_a, x_b]: `bytes` is x_b, `after_bytes` is x_a.
+
+A boundary that no configured threshold explains is reported as a transition
+only when its effect stands above the noise between replicates of the sweep (replicate_curves: the rounds of an
+interleaved sweep, the launches analysed together, else consecutive blocks of
+each size's samples): per replicate the two regimes' lines are fitted again
+and the effect measured (a step's jump at the gap, a slope change's difference
+over the two regimes), and Student's t over the replicates must exceed the
+1 % two-sided quantile (replicate_test).  A threshold the transport reports
+is matched to the strongest rising step whose gap meets a window from
+MATCH_BELOW_BYTES + 5 % below the configured value (headers make a library
+switch a few dozen to a few hundred bytes before its configured limit) to 5 %
+above it; thresholds of one value are one candidate naming all of them; a
+step down is never given a threshold's name.  Staircases are looked for among
+the steps no threshold explains.
 """
 from __future__ import annotations
 
@@ -19,6 +33,11 @@ from .fit import SegmentedFit
 STEP_SIGMAS = 3.0          # jump significance against the lines' prediction error
 STEP_NOISE_SIGMAS = 2.0    # ... and against the scatter of one point
 MATCH_TOLERANCE = 0.05     # relative slack when matching a configured threshold
+MATCH_BELOW_BYTES = 512    # ... and how far below it headers may move the step
+REPLICATE_ALPHA = 0.01     # two-sided level of the replicate test of a boundary
+MIN_REPLICATES = 3
+BLOCKS = 5                 # replicates made of consecutive samples when a size was visited once
+FASTER_ABOVE: set[str] = set()   # thresholds above which a library documents a faster path
 
 
 @dataclass
@@ -34,9 +53,18 @@ class Transition:
     threshold: str | None = None
     configured_bytes: int | None = None
     staircase: int | None = None     # index into Analysis.staircases when part of one
+    threshold_names: list[str] = field(default_factory=list)   # every name of the matched value
+    replicate_t: float | None = None # Student's t of the effect over the replicates
+    replicates: int | None = None    # how many, and of what (replicate_curves)
+    effect_rel: float | None = None  # the effect over the curve's level (step: jump; slope: over the regimes)
+    noise_rel: float | None = None   # the curve's relative scatter about its neighbours
+    settles: str | None = None       # a bend just after a matched threshold's switch, named for it
+    stands_out: bool | None = None   # the replicate test's verdict (None: no replicates)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        del d["settles"]            # said in the label
+        return d
 
 
 @dataclass
@@ -53,9 +81,72 @@ class Staircase:
         return asdict(self)
 
 
-def classify(fit: SegmentedFit) -> list[Transition]:
+def replicate_curves(visits: list[list[np.ndarray]], quantile: float) -> tuple[np.ndarray, str] | None:
+    """Replicates of the location curve: visits[i] holds the sample arrays (reported
+    time, in visiting order) of the i-th fitted size.  The k-th visit of every size
+    is replicate k (a round of an interleaved sweep, or a launch when several were
+    pooled) when every size has at least MIN_REPLICATES; otherwise, when every size
+    was visited once, its samples cut into BLOCKS consecutive blocks.  Returns a
+    K x sizes array of `quantile`s and what the replicates are, or None."""
+    k = min((len(v) for v in visits), default=0)
+    if k >= MIN_REPLICATES:
+        return (np.array([[np.quantile(v[j], quantile) for v in visits] for j in range(k)]),
+                "visits (rounds or launches)")
+    if k == 1 and all(v[0].size >= 4 * BLOCKS for v in visits):
+        return (np.array([[np.quantile(b, quantile) for b in (np.array_split(v[0], BLOCKS)[j] for v in visits)]
+                          for j in range(BLOCKS)]), "blocks of consecutive samples")
+    return None
+
+
+def _theil_sen(x: np.ndarray, y: np.ndarray) -> float:
+    """The median of the pairwise slopes: a line's slope that one wild point cannot tilt."""
+    i, j = np.triu_indices(x.size, 1)
+    return float(np.median((y[j] - y[i]) / (x[j] - x[i])))
+
+
+EDGE_SIZES = 5             # sizes each side of a gap that measure a step's height per replicate
+
+
+def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
+    """A robust t over the replicates of a boundary's effect.  A step's effect in
+    one replicate: the median over the last EDGE_SIZES sizes of regime B minus that
+    over the first of A, each moved along its regime's slope to the gap's middle; a
+    slope change's: the difference of the two regimes' Theil-Sen slopes in that
+    replicate over half the span of both.  Medians, because one visit of a size
+    that a burst of foreign load covered sits milliseconds high.  The statistic is
+    the median effect over its standard error from the MAD (1.4826 MAD / sqrt K)."""
+    xm = 0.5 * (x[A.last] + x[B.first])
+    eff = []
+    if kind == "step":
+        ia = np.arange(max(A.first, A.last - EDGE_SIZES + 1), A.last + 1)
+        ib = np.arange(B.first, min(B.last, B.first + EDGE_SIZES - 1) + 1)
+        for y in reps:
+            la = np.median(y[ia] - A.r_ns_per_byte * (x[ia] - xm))
+            lb = np.median(y[ib] - B.r_ns_per_byte * (x[ib] - xm))
+            eff.append(lb - la)
+    else:
+        half_span = 0.5 * (x[B.last] - x[A.first])
+        xa, xb = x[A.first:A.last + 1], x[B.first:B.last + 1]
+        for y in reps:
+            eff.append((_theil_sen(xb, y[B.first:B.last + 1]) - _theil_sen(xa, y[A.first:A.last + 1])) * half_span)
+    eff = np.array(eff, dtype=np.float64)
+    centre = float(np.median(eff))
+    scale = 1.4826 * float(np.median(np.abs(eff - centre)))
+    if scale == 0:
+        return math.inf if centre != 0 else 0.0
+    return centre / (scale / math.sqrt(eff.size))
+
+
+def t_critical(replicates: int) -> float:
+    from scipy import stats as sps
+    return float(sps.t.ppf(1 - REPLICATE_ALPHA / 2, replicates - 1))
+
+
+def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None) -> list[Transition]:
     """Steps vs slope changes, judged on the fit that placed the boundaries
-    (the lower-quartile curve when the run was analysed with one)."""
+    (the lower-quartile curve when the run was analysed with one).  With
+    replicates of that curve (replicate_curves), each says whether its effect
+    stands above the replicates' noise (stands_out; reported_only keeps those)."""
     out = []
     fit = fit.locator
     x, sigma = fit.x, fit.sigma
@@ -82,7 +173,16 @@ def classify(fit: SegmentedFit) -> list[Transition]:
             kind = "slope"
             # the segmentation put xa on A's line and xb on B's: the kink lies between
             pos = int(round(min(max(meet, xa), xb))) if meet is not None else int(xb)
-        out.append(Transition(pos, int(xa), int(xb), kind, jump / 1e3, ratio))
+        tr = Transition(pos, int(xa), int(xb), kind, jump / 1e3, ratio)
+        level = max(abs(A.predict(xm)), 1e-9)
+        effect = jump if kind == "step" else dr * 0.5 * (float(x[B.last]) - float(x[A.first]))
+        tr.effect_rel = effect / level
+        tr.noise_rel = fit.rel_noise
+        if replicates is not None and len(replicates[0]) >= MIN_REPLICATES:
+            reps = replicates[0]
+            tr.replicate_t, tr.replicates = replicate_test(x, reps, A, B, kind), len(reps)
+            tr.stands_out = abs(tr.replicate_t) > t_critical(len(reps))
+        out.append(tr)
     return out
 
 
@@ -90,22 +190,34 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
                     rel_tol: float = 0.15) -> list[Staircase]:
     """Runs of >= min_steps steps, roughly evenly spaced (a missed step counts as
     a double period), with heights of one sign."""
-    steps = [i for i, t in enumerate(trans) if t.kind == "step" and t.jump_us > 0]
+    steps = [i for i, t in enumerate(trans) if t.kind == "step" and t.jump_us > 0 and not t.threshold]
     if len(steps) < min_steps:
         return []
     pos = np.array([trans[i].bytes for i in steps], dtype=np.float64)
+    grid = np.array([trans[i].before_bytes - trans[i].after_bytes for i in steps], dtype=np.float64)
     gaps = np.diff(pos)
     found: list[Staircase] = []
-    i = 0
-    while i < len(gaps):
-        # grow a run from gap i whose gaps are multiples of the run's period
-        period = gaps[i]
-        j = i + 1
+
+    def chain(i, period):
+        """End of the run from gap i whose gaps are whole multiples of period (within
+        rel_tol of it plus the grid: a step's position is known only to its gap)."""
+        j = i
         while j < len(gaps):
             k = round(gaps[j] / period)
-            if k < 1 or abs(gaps[j] - k * period) > rel_tol * period + 1:
+            if k < 1 or abs(gaps[j] - k * period) > rel_tol * period + max(grid[j], grid[j + 1]) + 1:
                 break
             j += 1
+        return j
+
+    i = 0
+    while i < len(gaps):
+        # the period that carries the longest run from gap i: that gap, half of it (a
+        # missed step), or the next gap (a stray step or a threshold's between)
+        cands = [gaps[i], gaps[i] / 2] + ([gaps[i + 1]] if i + 1 < len(gaps) else [])
+        period, j = max(((c, chain(i, c)) for c in cands if c > 0), key=lambda pj: pj[1])
+        if j == i:
+            i += 1
+            continue
         members = steps[i:j + 1]
         if len(members) >= min_steps:
             p = pos[i:j + 1]
@@ -122,8 +234,8 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
                     from scipy import stats as sps
                     t = float(sps.t.ppf(0.975, len(p) - 2))
                     # a position is only known to within the measurement grid
-                    grid = float(np.median([trans[m].before_bytes - trans[m].after_bytes for m in members]))
-                    hw = max(t * se, grid / max(idx[-1], 1))
+                    cell = float(np.median([trans[m].before_bytes - trans[m].after_bytes for m in members]))
+                    hw = max(t * se, cell / max(idx[-1], 1))
                     ci = [float(per - hw), float(per + hw)]
                 heights = [trans[m].jump_us for m in members]
                 sc = Staircase(per, ci, int(p[0]), int(p[-1]), len(members),
@@ -137,39 +249,80 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
     return found
 
 
+def reported_only(trans: list[Transition]) -> list[Transition]:
+    """The transitions worth reporting: those a configured threshold explains (the
+    library says it switches there: the fit's own test is evidence enough), and
+    the others only when they stand above the replicates' noise."""
+    return [t for t in trans if t.threshold or t.settles or t.stands_out is not False]
+
+
+def threshold_candidates(thresholds: dict[str, int]) -> list[tuple[int, list[str]]]:
+    """The configured values, each once, with every name that carries it."""
+    by: dict[int, list[str]] = {}
+    for name, val in thresholds.items():
+        by.setdefault(int(val), []).append(name)
+    return sorted(by.items())
+
+
+def match_window(value: int, tolerance: float = MATCH_TOLERANCE) -> tuple[float, float]:
+    """Where a library's switch at `value` may show: up to MATCH_BELOW_BYTES + 5 %
+    below it (the limit counts a header, or the payload at which the header plus
+    payload reach it), 5 % above it (at least one byte each side)."""
+    return value - MATCH_BELOW_BYTES - max(tolerance * value, 1.0), value + max(tolerance * value, 1.0)
+
+
+def _strength(t: Transition) -> float:
+    return abs(t.replicate_t) if t.replicate_t is not None and math.isfinite(t.replicate_t) else abs(t.jump_us)
+
+
 def attribute(trans: list[Transition], thresholds: dict[str, int],
               staircases: list[Staircase] | None = None,
               tolerance: float = MATCH_TOLERANCE) -> list[dict]:
-    """Label each transition; match it to at most one configured threshold
-    (each threshold used at most once, nearest first).  Returns the thresholds
-    that matched nothing, as dicts."""
-    pairs = []
-    for ti, t in enumerate(trans):
-        lo, hi = t.after_bytes, t.before_bytes
-        for name, val in thresholds.items():
-            slack = max(tolerance * val, 1.0)
-            if lo - slack <= val <= hi + slack:
-                dist = 0.0 if lo <= val <= hi else min(abs(val - lo), abs(val - hi))
-                pairs.append((dist, abs(val - t.bytes), ti, name, val))
-    used_t, used_n = set(), set()
-    for dist, _, ti, name, val in sorted(pairs):
-        if ti in used_t or name in used_n:
+    """Label each transition; match each configured value (all its names) to at
+    most one transition: the strongest rising step whose gap meets the value's
+    window (match_window), else the strongest slope change there; a step down
+    only for a threshold in FASTER_ABOVE.  Each transition takes at most one
+    value.  Returns the thresholds that matched nothing, as dicts."""
+    used: set[int] = set()
+    matched: set[int] = set()
+    for val, names in threshold_candidates(thresholds):
+        lo_w, hi_w = match_window(val, tolerance)
+        near = [i for i, t in enumerate(trans) if i not in used
+                and t.after_bytes < hi_w and t.before_bytes >= lo_w]
+        down_ok = any(n in FASTER_ABOVE for n in names)
+        steps = [i for i in near if trans[i].kind == "step" and (trans[i].jump_us > 0 or down_ok)]
+        slopes = [i for i in near if trans[i].kind == "slope"]
+        pick = max(steps or slopes, key=lambda i: _strength(trans[i]), default=None)
+        if pick is None:
             continue
-        used_t.add(ti)
-        used_n.add(name)
-        t = trans[ti]
-        t.threshold, t.configured_bytes = name, int(val)
-        t.label = f"{name}, configured {val}, detected {_detected(t)}"
+        used.add(pick)
+        matched.add(val)
+        t = trans[pick]
+        t.threshold, t.threshold_names, t.configured_bytes = names[0], list(names), int(val)
+        t.label = f"{' = '.join(names)}, configured {val}, detected {_detected(t)}"
+        # the line may bend just after the switch (its first sizes settle): part of it
+        for i in near:
+            b = trans[i]
+            if i != pick and b.kind == "slope" and b.bytes > t.bytes and not b.settles:
+                b.settles = f"{' = '.join(names)} (the line bends just after the switch), detected {_detected(b)}"
+    label_rest(trans, staircases)
+    return [{"name": n, "configured_bytes": int(v)} for v, names in threshold_candidates(thresholds)
+            if v not in matched for n in names]
+
+
+def label_rest(trans: list[Transition], staircases: list[Staircase] | None) -> None:
+    """Label the transitions no threshold explains: staircase steps, or unexplained."""
     for t in trans:
         if t.threshold:
             continue
-        if t.staircase is not None and staircases:
+        if t.settles:
+            t.label = t.settles
+        elif t.staircase is not None and staircases:
             sc = staircases[t.staircase]
             t.label = f"staircase step (period {sc.period_bytes:.0f} B), detected {_detected(t)}"
         else:
-            what = "step" if t.kind == "step" else "slope change"
+            what = ("step" if t.jump_us >= 0 else "step down") if t.kind == "step" else "slope change"
             t.label = f"unexplained {what}, detected {_detected(t)}"
-    return [{"name": n, "configured_bytes": int(v)} for n, v in thresholds.items() if n not in used_n]
 
 
 def _detected(t: Transition) -> str:
