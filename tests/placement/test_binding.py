@@ -31,8 +31,11 @@ else:
 
 out = os.path.join(vt.tmpdir(), "run.jsonl")
 # long enough to be read mid-way on every backend: several sizes, many samples
-args = ["--transport", module, "--sizes", "8,64K,1M", "--iterations", "4000",
-        "--iterations-large", "300", "--out", out, "--quiet", "--timeout", "60"] + extra + place
+# (shm moves 1 MiB in a few tens of microseconds since its single copy: ten times more
+# there, or a rank may have ended by the time the record is read)
+scale = 10 if module == "shm" else 1
+args = ["--transport", module, "--sizes", "8,64K,1M", "--iterations", str(4000 * scale),
+        "--iterations-large", str(300 * scale), "--out", out, "--quiet", "--timeout", "60"] + extra + place
 cmd = (launcher or []) + [vt.RUNNER] + args
 vt.log("$ " + " ".join(cmd))
 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
