@@ -7,6 +7,7 @@ a ch4 build never reads) may be recorded.
 
 usage: gt_mpich_ucx_rndv.py THRESHOLD
 """
+import json
 import sys
 
 import gtcommon as gt
@@ -24,6 +25,13 @@ provider = run["transport"]["provider"]
 if provider != "ch4:ucx":
     print(f"SKIP: this MPICH's device is {provider!r}, not ch4:ucx: UCX's threshold does not apply", flush=True)
     sys.exit(vt.SKIP)
+with open(out, encoding="utf-8") as f:
+    attrs = json.loads(f.readline())["transport"]["attrs"]
+vt.check(attrs.get("device") == "ch4" and attrs.get("netmod") == "ucx",
+         f"the record names the device and netmod ({attrs.get('device')}, {attrs.get('netmod')})")
+vt.check(attrs.get("ucx_rndv_thresh") == str(threshold) and "ucx_tls" in attrs,
+         f"the record carries UCX's configuration in force (ucx_rndv_thresh {attrs.get('ucx_rndv_thresh')}, "
+         f"ucx_tls {attrs.get('ucx_tls')})")
 recorded = run["transport"]["thresholds"]
 vt.check(not any("CH3" in k or "NEMESIS" in k for k in recorded),
          f"a ch4 build records no ch3 variable ({sorted(recorded)})")
