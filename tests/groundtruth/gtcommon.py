@@ -36,18 +36,18 @@ def sweep(threshold, dense_step=0.015, sparse_step=0.10):
 
 
 def run_sweep(tag, transport_args, threshold, env, launcher=None, iterations=30, rounds=5,
-              timeout=150):
+              timeout=150, order="interleaved", dense_step=0.015):
     """Run a ping-pong sweep around threshold, interleaved in rounds so that a
     burst of foreign load lands on every size a little, never on a block of
     neighbouring sizes (which would look like a step).  Returns the JSONL path."""
     d = vt.tmpdir()
     out = os.path.join(d, f"{tag}.jsonl")
-    sizes = sweep(threshold)
+    sizes = sweep(threshold, dense_step)
     args = list(transport_args) + [
         "--sizes", ",".join(str(s) for s in sizes),
         "--iterations", str(iterations), "--iterations-large", str(iterations),
         "--warmup", "20", "--warmup-large", "20",
-        "--order", "interleaved", "--rounds", str(rounds),
+        "--order", order, *(["--rounds", str(rounds)] if rounds > 1 else []),
         "--out", out, "--timeout", "60", "--quiet"]
     p = vt.run(args, env=env, launcher=launcher, timeout=timeout)
     vt.check(p.returncode == 0, f"{tag}: the sweep of {len(sizes)} sizes exits 0")
