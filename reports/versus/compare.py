@@ -21,7 +21,6 @@ import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import stats as sps
 
 from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
                        launch_one_way, regime_between, scope_words)

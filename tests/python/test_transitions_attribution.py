@@ -2,7 +2,6 @@
 step in the window below and above it (headers move a library's switch a few
 dozen to a few hundred bytes below its limit), never a step down, one
 candidate for thresholds of one value; staircases never take a threshold's step."""
-import numpy as np
 
 import synth
 from versus.analysis import analyse_run
