@@ -6,10 +6,12 @@ x 2 launches, 450 sizes from 4 B to 1800 B every 4 B, 1111 samples per size:
 10 million samples, ~80 MB of JSON Lines, with a manifest), then times
 `versus report DIR -o OUT` as a child process, end to end (load, statistics,
 fits, comparisons, plots, HTML, LaTeX, samples.csv, samples.parquet), and
-reports its peak resident memory.  Exits 1 when the target is missed
-(default 10 s and 2 GiB).
+reports its peak resident memory; --repeat N times (3 by default: the host is
+shared and writing 1.4 GB of CSV meets the disk's moods), judged on the median
+wall time and the largest peak.  Exits 1 when the target is missed (default
+10 s and 2 GiB).
 
-usage: .venv/bin/python bench/report_10m.py [--runs 20] [--launches 2] [--sizes 450]
+usage: .venv/bin/python bench/report_10m.py [--runs 20] [--launches 2] [--sizes 450] [--repeat 3]
                                             [--samples 1111] [--seconds 10] [--gib 2] [--keep DIR]
 """
 import argparse
@@ -71,6 +73,7 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=1111)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--gib", type=float, default=2.0)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", help="keep the results and the report in this directory")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="versus-10m-")
@@ -83,17 +86,21 @@ def main() -> int:
               f"{time.monotonic() - t0:.1f} s")
         cmd = [sys.executable, "-m", "versus", "report", res, "-o", out]
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "reports"))
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        wall = time.monotonic() - t0
+        walls = []
+        for _ in range(max(a.repeat, 1)):
+            shutil.rmtree(out, ignore_errors=True)
+            t0 = time.monotonic()
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            walls.append(time.monotonic() - t0)
+            if p.returncode != 0:
+                print(p.stderr[-3000:], file=sys.stderr)
+                return 1
         peak_gib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
-        if p.returncode != 0:
-            print(p.stderr[-3000:], file=sys.stderr)
-            return 1
+        wall = float(np.median(walls))
         made = sorted(os.listdir(out))
-        print(f"versus report: {wall:.1f} s wall, peak RSS {peak_gib:.2f} GiB; wrote "
-              f"{', '.join(f for f in made if not f.startswith('fig-'))} and "
-              f"{sum(f.startswith('fig-') for f in made)} figures")
+        print(f"versus report: median {wall:.1f} s wall of {', '.join(f'{w:.1f}' for w in walls)}; "
+              f"peak RSS {peak_gib:.2f} GiB; wrote {', '.join(f for f in made if not f.startswith('fig-'))} "
+              f"and {sum(f.startswith('fig-') for f in made)} figures")
         missing = [f for f in ("index.html", "report.tex", "samples.csv", "samples.parquet") if f not in made]
         if missing:
             print(f"missing outputs: {missing}")
