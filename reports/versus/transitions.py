@@ -37,7 +37,11 @@ MATCH_BELOW_BYTES = 512    # ... and how far below it headers may move the step
 REPLICATE_ALPHA = 0.01     # two-sided level of the replicate test of a boundary
 MIN_REPLICATES = 3
 BLOCKS = 5                 # replicates made of consecutive samples when a size was visited once
-FASTER_ABOVE: set[str] = set()   # thresholds above which a library documents a faster path
+# Thresholds above which a library documents a path that can be faster: UCX's rendezvous
+# moves large messages zero-copy (one CMA copy between processes here) where its eager
+# protocol copies twice, and on this kind of host it is the faster one at 20 KiB in some
+# launches (a step down of ~3 us in 2 of 14).  Only these may name a step down.
+FASTER_ABOVE: set[str] = {"rndv_thresh", "UCX_RNDV_THRESH"}
 
 
 @dataclass
