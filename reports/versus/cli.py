@@ -56,11 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--penalty", type=float, default=None, help="penalty per regime (default: BIC, 3 ln m)")
     add_include_invalid(s)
     s.set_defaults(func=_cmd_summary)
-    c = sub.add_parser("compare", help="compare A against B size by size")
+    c = sub.add_parser("compare", help="compare A against B size by size",
+                       description="Compare A against B size by size.  With several launches a side "
+                                   "(the launch is the unit; 3 or more, interleaved) the marks + - = are "
+                                   "claims about the configurations; with one launch a side they are "
+                                   "printed (+) (-) (=): the difference of those two launches only.")
     c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated)")
     c.add_argument("b", metavar="B", help="result file of B (several launches: comma-separated)")
     c.add_argument("--json", action="store_true")
-    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--alpha", type=float, default=0.05, help="significance level after adjustment (default 0.05)")
     c.add_argument("--adjust", choices=["holm", "bh"], default="holm",
                    help="multiple-size adjustment: Holm (default) or Benjamini-Hochberg")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed")
