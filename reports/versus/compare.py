@@ -317,9 +317,7 @@ def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci) -> Re
     if bare(mark) == "=":
         effect = (f"no practical difference (significant but under {cmp.min_effect * 100:.0f} %: "
                   f"A {pct:+.1f} % faster)")
-        text = f"no practical difference {span} (significant but under {cmp.min_effect * 100:.0f} %: " \
-               f"A {pct:+.1f} % faster)"
-        detail = ""
+        text, detail = f"{effect} {span}", ""
     else:
         effect = f"{effect_words(r)}"
         text = f"{cmp.a_label} is {effect} than {cmp.b_label} {span} ({detail})"

@@ -47,14 +47,12 @@ def light_stats(run) -> dict[int, tuple[int, float, float, float]]:
     time, without the tests summarise_size runs (what a launch spread needs)."""
     c = _cache(run)
     if "light" not in c:
-        from .stats import median_ci_sorted
+        from .stats import MEDIAN_SE_FACTOR, median_ci_sorted, se_from_ci
         out = {}
         for b, x in reported(run).items():
             n = int(x.size)
             sd = float(x.std(ddof=1)) if n > 1 else 0.0
-            ci = median_ci_sorted(x)
-            se = max((ci[1] - ci[0]) / (2 * 1.96), 0.0) if ci else sd * 1.2533 / np.sqrt(max(n, 1))
-            out[b] = (n, sorted_median(x), sd, se)
+            out[b] = (n, sorted_median(x), sd, se_from_ci(median_ci_sorted(x), sd, n, MEDIAN_SE_FACTOR))
         c["light"] = out
     return c["light"]
 
@@ -71,7 +69,3 @@ def for_runs(runs, what: str, compute):
         c[key] = compute()
     return c[key]
 
-
-def forget(run) -> None:
-    """Drop the view (after a run's sizes were changed in place)."""
-    run.__dict__.pop("_view", None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
-
 import numpy as np
 from scipy import stats as sps
 
@@ -20,6 +19,17 @@ from .units import run_meaning
 CONFIDENCE = 0.95
 SHAPIRO_MAX = 5000
 LOCATION_Q = 0.25          # the low quantile that places change points (docs/analysis.md)
+
+
+MEDIAN_SE_FACTOR = 1.2533     # sd of a normal sample's median is sqrt(pi/2) sd / sqrt(n)
+
+
+def se_from_ci(ci: tuple[float, float] | None, sd: float, n: int, factor: float) -> float:
+    """A quantile's standard error from its 95 % order-statistic CI (normal
+    approximation), or factor * sd / sqrt(n) where there is no CI (few samples)."""
+    if ci is None:
+        return sd * factor / np.sqrt(max(n, 1))
+    return max((ci[1] - ci[0]) / (2 * 1.96), 0.0)
 
 
 @dataclass
@@ -53,18 +63,12 @@ class SizeStats:
     @property
     def q25_se_ns(self) -> float:
         """Standard error of the lower quartile from its order-statistic CI."""
-        if self.q25_ci_ns is None:
-            return self.std_ns * 1.3 / np.sqrt(max(self.n, 1))
-        lo, hi = self.q25_ci_ns
-        return max((hi - lo) / (2 * 1.96), 0.0)
+        return se_from_ci(self.q25_ci_ns, self.std_ns, self.n, 1.3)
 
     @property
     def median_se_ns(self) -> float:
         """Standard error of the median from its CI (normal approximation)."""
-        if self.median_ci_ns is None:
-            return self.std_ns * 1.2533 / np.sqrt(max(self.n, 1))
-        lo, hi = self.median_ci_ns
-        return max((hi - lo) / (2 * 1.96), 0.0)
+        return se_from_ci(self.median_ci_ns, self.std_ns, self.n, MEDIAN_SE_FACTOR)
 
     def to_dict(self) -> dict:
         # a shallow copy of the fields (dataclasses.asdict deep-copies: slow for a large report)
