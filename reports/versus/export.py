@@ -60,7 +60,7 @@ def _sample_table(run, config: str, source: str):
         "sample_index": pa.array(np.arange(n, dtype=np.int64) - starts),
         "sample_ns": pa.array(ns), "reported_ns": pa.array(ns / m.divisor),
         "reported_as": const(m.time_label)}
-    return pa.table(cols)
+    return pa.table({c: cols[c] for c in SAMPLE_COLUMNS})       # the documented order, one list of names
 
 
 def write_samples(runs: list, configs: list[str], csv_path, parquet_path=None) -> int:

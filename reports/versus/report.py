@@ -136,9 +136,6 @@ def size_dict(s: SizeStats) -> dict:
     return d
 
 
-_ci = ci_cell
-
-
 def _usable(c: Config) -> list[dict]:
     """The sizes a summary may quote: all, or the valid ones (payload check
     not failed) unless the report was asked to include invalid sizes."""
@@ -158,10 +155,10 @@ def summary_row(c: Config, floor: Config | None) -> dict:
            "library": f"{c.pooled.transport.get('library') or ''} {c.pooled.transport.get('version') or ''}".strip(),
            "provider": c.pooled.transport.get("provider") or "", "launches": len(c.runs),
            "status": c.pooled.status, "latency_bytes": first["bytes"] if first else None,
-           "latency": _ci(first["median_us"], first["median_ci_us"]) if first else None,
-           "s": _ci(r0["latency_us"], r0["latency_ci_us"], r0["latency_ci_note"]) if r0 else None,
-           "bw": _ci(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"], rl["bandwidth_ci_note"]) if rl else None,
-           "n_half": _ci(rl["n_half_bytes"], rl["n_half_ci_bytes"], rl["n_half_ci_note"]) if rl else None,
+           "latency": ci_cell(first["median_us"], first["median_ci_us"]) if first else None,
+           "s": ci_cell(r0["latency_us"], r0["latency_ci_us"], r0["latency_ci_note"]) if r0 else None,
+           "bw": ci_cell(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"], rl["bandwidth_ci_note"]) if rl else None,
+           "n_half": ci_cell(rl["n_half_bytes"], rl["n_half_ci_bytes"], rl["n_half_ci_note"]) if rl else None,
            "peak_bw": peak, "transitions": [t.label for t in a.transitions] if a else [],
            "bw_over_peak": rl["bandwidth_MBps"] / peak if rl and rl["bandwidth_MBps"] and peak else None,
            "floor_latency_x": None, "floor_bw_pct": None}
@@ -205,7 +202,7 @@ def detail_table(c: Config) -> dict:
             ("payload", "payload check", "text")]
     rows = []
     for s in c.sizes:
-        vals = {**s, "median": _ci(s["median_us"], s["median_ci_us"]),
+        vals = {**s, "median": ci_cell(s["median_us"], s["median_ci_us"]),
                 "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "limits"},
                 "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no"),
                 "payload": "–" if s.get("valid") is None else ("ok" if s["valid"] else "FAILED")}
@@ -223,9 +220,9 @@ def detail_table(c: Config) -> dict:
 def regime_table(c: Config) -> dict | None:
     if not c.analysis or not c.analysis.fit:
         return None
-    rows = [[g["from_bytes"], g["to_bytes"], g["points"], _ci(g["latency_us"], g["latency_ci_us"], g["latency_ci_note"]),
-             _ci(g["bandwidth_MBps"], g["bandwidth_ci_MBps"], g["bandwidth_ci_note"]),
-             _ci(g["n_half_bytes"], g["n_half_ci_bytes"], g["n_half_ci_note"]),
+    rows = [[g["from_bytes"], g["to_bytes"], g["points"], ci_cell(g["latency_us"], g["latency_ci_us"], g["latency_ci_note"]),
+             ci_cell(g["bandwidth_MBps"], g["bandwidth_ci_MBps"], g["bandwidth_ci_note"]),
+             ci_cell(g["n_half_bytes"], g["n_half_ci_bytes"], g["n_half_ci_note"]),
              g["residual_rel"] * 100]
             for g in c.analysis.to_dict()["regimes"]]
     return {"id": f"regimes-{c.id}", "caption": f"{c.id}: fitted regimes T(n) = s + r·n",

@@ -276,7 +276,10 @@ def match_window(value: int, tolerance: float = MATCH_TOLERANCE) -> tuple[float,
 
 
 def _strength(t: Transition) -> float:
-    return abs(t.replicate_t) if t.replicate_t is not None and math.isfinite(t.replicate_t) else abs(t.jump_us)
+    """How big a transition is, relative to the curve (a step's height, a slope change's
+    effect over its regimes).  Not its replicate t: that says how sure, not how big, and
+    one noisy round can make a large switch less sure than a small bump beside it."""
+    return abs(t.effect_rel) if t.effect_rel is not None else abs(t.jump_us)
 
 
 def attribute(trans: list[Transition], thresholds: dict[str, int],

@@ -12,7 +12,7 @@
 #include <versus/transport.h>
 
 #ifdef VS_MPI_UCX
-#include <ucp/api/ucp.h>
+#include "vs_ucx_config.h"
 #endif
 
 #ifndef VS_MPI_FLAVOUR
@@ -232,72 +232,20 @@ static void add_cvar_thresholds(vs_transport_info_t *info, const char *device)
     MPI_T_finalize();
 }
 
-#ifdef VS_MPI_UCX
-/* UCX's memory units as it prints them: "12000", "12K", "8M"; -1 for "auto",
- * "inf" or anything that is not a size. */
-static long long ucx_memunits(const char *s)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || v < 0)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end == 'b' || *end == 'B')
-        end++;
-    return *end == '\0' || *end == '\n' ? v : -1;
-}
-#endif
-
 /* MPICH over UCX (ch4:ucx) moves every message, same host included, through
  * UCP, which reads its settings from the UCX_* environment as the ucx module
- * does.  Record those in force (UCX's own configuration, not the environment:
- * defaults included) and, when the rendezvous threshold is a size rather than
- * "auto", the threshold under the name of the variable that sets it. */
+ * does.  Record those in force (ucx_tls, ucx_rndv_thresh, ...; vs_ucx_config.h)
+ * and, when the rendezvous threshold is a size rather than "auto", the
+ * threshold under the name of the variable that sets it. */
 static void add_ucx_config(vs_transport_info_t *info)
 {
 #ifdef VS_MPI_UCX
-    static const char *const keep[] = {"UCX_TLS", "UCX_NET_DEVICES", "UCX_RNDV_THRESH", "UCX_RNDV_SCHEME",
-                                       "UCX_ZCOPY_THRESH", "UCX_BCOPY_THRESH"};
     unsigned major, minor, release;
     ucp_get_version(&major, &minor, &release);
     vs_info_attr(info, "ucx_version", "%u.%u.%u", major, minor, release);
-    ucp_config_t *config;
-    if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
-        return;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f) {
-        ucp_config_print(config, f, NULL, UCS_CONFIG_PRINT_CONFIG);
-        fclose(f);
-    }
-    ucp_config_release(config);
-    for (size_t k = 0; buf && k < sizeof keep / sizeof keep[0]; k++) {
-        size_t n = strlen(keep[k]);
-        for (const char *p = buf; (p = strstr(p, keep[k])) != NULL; p += n) {
-            if ((p != buf && p[-1] != '\n') || p[n] != '=')
-                continue;
-            const char *val = p + n + 1;
-            int vl = (int)strcspn(val, "\n");
-            char attr[64];
-            snprintf(attr, sizeof attr, "%s", keep[k]);
-            for (char *c = attr; *c; c++)
-                *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-            vs_info_attr(info, attr, "%.*s", vl, val);
-            if (strcmp(keep[k], "UCX_RNDV_THRESH") == 0) {
-                long long bytes = ucx_memunits(val);
-                if (bytes >= 0)
-                    vs_info_threshold(info, "UCX_RNDV_THRESH", bytes);
-            }
-            break;
-        }
-    }
-    free(buf);
+    long long rndv = vs_ucx_config_attrs(info, "ucx_");
+    if (rndv >= 0)
+        vs_info_threshold(info, "UCX_RNDV_THRESH", rndv);
 #else
     vs_info_attr(info, "ucx_config", "not read: the module was built without UCX's headers");
 #endif

@@ -23,6 +23,8 @@
 
 #include <versus/transport.h>
 
+#include "vs_ucx_config.h"
+
 #define VS_UCX_RANK_BITS 24
 #define VS_UCX_RANK_MASK ((UINT64_C(1) << VS_UCX_RANK_BITS) - 1)
 #define VS_UCX_TAG_MAX (UINT64_MAX >> VS_UCX_RANK_BITS)
@@ -589,33 +591,6 @@ static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
         vs_ucx_attr_set(info, "lanes", lanes);
 }
 
-/* Effective configuration values as UCX prints them ("UCX_TLS=all"). */
-static void vs_ucx_parse_config(const char *text, vs_transport_info_t *info)
-{
-    static const struct {
-        const char *var;
-        const char *attr;
-    } keep[] = {
-        {"UCX_TLS=", "tls"},
-        {"UCX_NET_DEVICES=", "devices"},
-        {"UCX_RNDV_THRESH=", "rndv_thresh"},
-        {"UCX_RNDV_SCHEME=", "rndv_scheme"},
-        {"UCX_ZCOPY_THRESH=", "zcopy_thresh"},
-        {"UCX_BCOPY_THRESH=", "bcopy_thresh"},
-    };
-    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
-        size_t n = strlen(keep[k].var);
-        for (const char *p = text; (p = strstr(p, keep[k].var)) != NULL; p += n) {
-            if (p != text && p[-1] != '\n')
-                continue;
-            char val[256];
-            snprintf(val, sizeof val, "%.*s", (int)strcspn(p + n, "\n"), p + n);
-            vs_ucx_attr_set(info, keep[k].attr, val);
-            break;
-        }
-    }
-}
-
 /* Run a printer into memory. */
 typedef struct vs_ucx_print {
     char *buf;
@@ -644,19 +619,9 @@ static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
     snprintf(info->library, sizeof info->library, "UCX");
     vs_ucx_library_version(info->version, sizeof info->version);
 
+    vs_ucx_config_attrs(info, "");     /* UCX's settings in force, defaults included */
     vs_ucx_print_t pr;
-    int rc = vs_ucx_print_begin(&pr);
-    if (rc)
-        return rc;
-    ucp_config_t *config;
-    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
-    if (st == UCS_OK) {
-        ucp_config_print(config, pr.f, NULL, UCS_CONFIG_PRINT_CONFIG);
-        ucp_config_release(config);
-        fflush(pr.f);
-        vs_ucx_parse_config(pr.buf, info);
-    }
-    vs_ucx_print_end(&pr);
+    int rc;
 
     /* Effective rendezvous threshold: from the endpoint to the first peer
      * (auto-tuned values differ from the configured "auto"). */
