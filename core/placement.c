@@ -490,6 +490,7 @@ void vs_topology_json(const vs_placement_t *p, vs_json_t *j)
     kint_or_null(j, "cores", s->cores);
     kint_or_null(j, "pus", s->pus);
     kint_or_null(j, "pus_per_core", s->pus_per_core);
+    kint_or_null(j, "page_bytes", (int)sysconf(_SC_PAGESIZE));   /* copies and pinning work per page */
     kstr_or_null(j, "cpu_model", s->cpu_model[0] ? s->cpu_model : p->ranks[p->rank].prov.cpu_model);
     vs_json_key(j, "caches");
     vs_json_arr_begin(j);

@@ -143,10 +143,10 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     loc = np.array([s.q25_ns for s in pts])
     loc_se = np.array([s.q25_se_ns for s in pts])
     fit = fit_segmented(x, y, se, penalty=penalty, loc=loc, loc_se=loc_se)
-    trans = classify(fit, run_replicates(run, fit.locator.x))
+    trans = classify(fit, run_replicates(run, fit.locator.x), test_noise=True)
     unmatched = attribute(trans, run.thresholds)       # thresholds first: a staircase never takes theirs
     trans = reported_only(trans)
-    stairs = find_staircases(trans)
+    stairs = find_staircases(trans, page_bytes=run.page_bytes)
     label_rest(trans, stairs)
     return Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
 

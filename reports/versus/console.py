@@ -80,7 +80,8 @@ def format_summary(doc: dict) -> str:
         for sc in run["staircases"]:
             ci = sc["period_ci_bytes"]
             parts.append(f"   staircase: period {sc['period_bytes']:.0f} B"
-                         + (f" [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "")
+                         + (" (the page size)" if sc.get("page_bytes") else "")
+                         + (f", consistent with [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "")
                          + f", {sc['steps']} steps of {sc['step_height_us']:.3f} us from {sc['first_bytes']} B")
         for th in run["unmatched_thresholds"]:
             parts.append(f"   threshold {th['name']} = {th['configured_bytes']} B: no transition detected there")

@@ -91,6 +91,12 @@ class Run:
         return {str(k): int(v) for k, v in th.items() if isinstance(v, (int, float))}
 
     @property
+    def page_bytes(self) -> int | None:
+        """The memory page size of the host that wrote the record, when recorded."""
+        v = (self.record.get("topology") or {}).get("page_bytes")
+        return int(v) if isinstance(v, int) and v > 0 else None
+
+    @property
     def label(self) -> str:
         """Short human name: transport[/provider] pattern[/variant]."""
         t = self.transport

@@ -101,7 +101,7 @@ def _transitions_table(tid, caption, cfgs, min_bytes=0):
             rows.append([c.id, "none detected", None, None, None, None, "one regime fits every size"])
         for sc in a.staircases:
             rows.append([c.id, "staircase", sc.first_bytes, sc.first_bytes, sc.last_bytes,
-                         sc.step_height_us * div, f"period {sc.period_bytes:.0f} B, {sc.steps} steps"])
+                         sc.step_height_us * div, f"period {sc.period_bytes:.0f} B{' (the page size)' if sc.page_bytes else ''}, {sc.steps} steps"])
     unit = run_meaning(cfgs[0].pooled).sample_label if cfgs else "one round trip"
     return _table(tid, caption, [("configuration", "text"), ("kind", "text"), ("at", "bytes"),
                                  ("after", "bytes"), ("before", "bytes"), (f"jump µs (per {unit})", "us"),

@@ -36,7 +36,6 @@ MATCH_TOLERANCE = 0.05     # relative slack when matching a configured threshold
 MATCH_BELOW_BYTES = 512    # ... and how far below it headers may move the step
 REPLICATE_ALPHA = 0.01     # two-sided level of the replicate test of a boundary
 MIN_REPLICATES = 3
-BLOCKS = 5                 # replicates made of consecutive samples when a size was visited once
 # Thresholds above which a library documents a path that can be faster: UCX's rendezvous
 # moves large messages zero-copy (one CMA copy between processes here) where its eager
 # protocol copies twice, and on this kind of host it is the faster one at 20 KiB in some
@@ -59,6 +58,7 @@ class Transition:
     staircase: int | None = None     # index into Analysis.staircases when part of one
     threshold_names: list[str] = field(default_factory=list)   # every name of the matched value
     replicate_t: float | None = None # Student's t of the effect over the replicates
+    between_sizes_p: float | None = None  # without replicates: p of the effect against the sizes' scatter
     replicates: int | None = None    # how many, and of what (replicate_curves)
     effect_rel: float | None = None  # the effect over the curve's level (step: jump; slope: over the regimes)
     noise_rel: float | None = None   # the curve's relative scatter about its neighbours
@@ -80,6 +80,7 @@ class Staircase:
     steps: int
     step_height_us: float           # median one-way jump per step
     members: list[int] = field(default_factory=list)   # indexes into the transitions list
+    page_bytes: int | None = None   # the host's page size, when the steps sit at its multiples
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -89,16 +90,15 @@ def replicate_curves(visits: list[list[np.ndarray]], quantile: float) -> tuple[n
     """Replicates of the location curve: visits[i] holds the sample arrays (reported
     time, in visiting order) of the i-th fitted size.  The k-th visit of every size
     is replicate k (a round of an interleaved sweep, or a launch when several were
-    pooled) when every size has at least MIN_REPLICATES; otherwise, when every size
-    was visited once, its samples cut into BLOCKS consecutive blocks.  Returns a
-    K x sizes array of `quantile`s and what the replicates are, or None."""
+    pooled) when every size has at least MIN_REPLICATES.  Returns a K x sizes array
+    of `quantile`s and what the replicates are, or None (then the sizes themselves
+    are the units: between_sizes_test).  Blocks of one visit's samples are no
+    replicates: a burst of load or a speed class lasts a whole visit, and on a
+    sequential sweep it moves a run of neighbouring sizes as one."""
     k = min((len(v) for v in visits), default=0)
     if k >= MIN_REPLICATES:
         return (np.array([[np.quantile(v[j], quantile) for v in visits] for j in range(k)]),
                 "visits (rounds or launches)")
-    if k == 1 and all(v[0].size >= 4 * BLOCKS for v in visits):
-        return (np.array([[np.quantile(b, quantile) for b in (np.array_split(v[0], BLOCKS)[j] for v in visits)]
-                          for j in range(BLOCKS)]), "blocks of consecutive samples")
     return None
 
 
@@ -141,16 +141,57 @@ def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
     return centre / (scale / math.sqrt(eff.size))
 
 
+def between_sizes_test(x: np.ndarray, y: np.ndarray, A, B, kind: str) -> float:
+    """The two-sided p-value of a boundary's effect when the sweep has no replicates
+    (each size visited once or twice): each size is one visit, so the scatter between
+    neighbouring sizes is the noise.  A step: the exact Mann-Whitney test of the last
+    EDGE_SIZES sizes of A against the first of B, each moved along its regime's line
+    to the gap's middle (with 5 a side it says "stands out" only when every size after
+    the gap lies beyond every size before it: p = 2/252).  A slope change: t of the
+    difference of the two regimes' least-squares slopes, each with its standard error
+    from its own sizes' scatter about its line, widened for the lag-1 autocorrelation
+    of that scatter (and the degrees of freedom cut to the independent sizes); a
+    regime of fewer than 4 sizes cannot show a slope change."""
+    from scipy import stats as sps
+    xm = 0.5 * (x[A.last] + x[B.first])
+    if kind == "step":
+        ia = np.arange(max(A.first, A.last - EDGE_SIZES + 1), A.last + 1)
+        ib = np.arange(B.first, min(B.last, B.first + EDGE_SIZES - 1) + 1)
+        ra = y[ia] - A.r_ns_per_byte * (x[ia] - xm)
+        rb = y[ib] - B.r_ns_per_byte * (x[ib] - xm)
+        return float(sps.mannwhitneyu(rb, ra, alternative="two-sided", method="exact").pvalue)
+    fits = []
+    for R in (A, B):
+        xr, yr = x[R.first:R.last + 1], y[R.first:R.last + 1]
+        if xr.size < 4:
+            return 1.0
+        res = sps.linregress(xr, yr)
+        e = yr - (res.intercept + res.slope * xr)
+        # neighbouring sizes share the machine's state (a sequential sweep's slow
+        # phases): lag-1 autocorrelation rho leaves n (1 - rho) / (1 + rho) independent sizes
+        rho = float(np.clip(np.corrcoef(e[:-1], e[1:])[0, 1], 0.0, 0.95)) if np.std(e) > 0 else 0.0
+        inflate = (1 + rho) / (1 - rho)
+        fits.append((res.slope, res.stderr * math.sqrt(inflate), xr.size / inflate))
+    (sa, ea, na), (sb, eb, nb) = fits
+    se = math.hypot(ea, eb)
+    if se == 0:
+        return 0.0 if sa != sb else 1.0
+    return float(2 * sps.t.sf(abs(sb - sa) / se, max(na + nb - 4, 1.0)))
+
+
 def t_critical(replicates: int) -> float:
     from scipy import stats as sps
     return float(sps.t.ppf(1 - REPLICATE_ALPHA / 2, replicates - 1))
 
 
-def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None) -> list[Transition]:
+def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None,
+             test_noise: bool = False) -> list[Transition]:
     """Steps vs slope changes, judged on the fit that placed the boundaries
     (the lower-quartile curve when the run was analysed with one).  With
     replicates of that curve (replicate_curves), each says whether its effect
-    stands above the replicates' noise (stands_out; reported_only keeps those)."""
+    stands above the replicates' noise (stands_out; reported_only keeps those);
+    without them, when test_noise, whether it stands above the scatter between
+    sizes (between_sizes_test)."""
     out = []
     fit = fit.locator
     x, sigma = fit.x, fit.sigma
@@ -186,21 +227,100 @@ def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None
             reps = replicates[0]
             tr.replicate_t, tr.replicates = replicate_test(x, reps, A, B, kind), len(reps)
             tr.stands_out = abs(tr.replicate_t) > t_critical(len(reps))
+        elif test_noise:
+            tr.between_sizes_p = between_sizes_test(x, fit.y, A, B, kind)
+            tr.stands_out = tr.between_sizes_p < REPLICATE_ALPHA
         out.append(tr)
     return out
 
 
+PAGE_HEADER_BYTES = 128    # how far below a page multiple a page step may show (a transport's header)
+
+
+def feasible_periods(lo: np.ndarray, hi: np.ndarray, idx: np.ndarray,
+                     slack: float = 1.0) -> tuple[float, float] | None:
+    """The periods P for which one offset phi puts phi + idx[i] * P inside every
+    step's gap (lo[i], hi[i]] (each widened by slack): a step's position is known
+    only to its gap.  For a given P an offset exists exactly when every pair of
+    gaps agrees, so the set is [max of the pairs' lower bounds, min of their upper
+    bounds].  None when no period fits them all."""
+    p_lo, p_hi = 0.0, math.inf
+    for i in range(len(idx)):
+        for j in range(i + 1, len(idx)):
+            dk = float(idx[j] - idx[i])
+            if dk <= 0:
+                continue
+            p_lo = max(p_lo, (lo[j] - hi[i] - 2 * slack) / dk)
+            p_hi = min(p_hi, (hi[j] - lo[i] + 2 * slack) / dk)
+    return (p_lo, p_hi) if p_lo < p_hi and math.isfinite(p_hi) else None
+
+
+def at_page_boundary(t: Transition, page: int, narrow: bool = True) -> int | None:
+    """k when the step's gap meets [k * page - PAGE_HEADER_BYTES, k * page] (k >= 1),
+    else None; when `narrow`, only for a gap at most a quarter page wide (a wider
+    gap meets a page boundary too easily to say anything on its own)."""
+    if narrow and t.before_bytes - t.after_bytes > page / 4:
+        return None
+    k = math.ceil((t.after_bytes + 1) / page)          # first multiple above the gap's start
+    return k if k >= 1 and k * page - PAGE_HEADER_BYTES <= t.before_bytes else None
+
+
+def _staircase(trans: list[Transition], members: list[int], idx: np.ndarray, period: float,
+               page: int | None = None) -> Staircase:
+    """A Staircase of trans[members] (idx: each member's step number): the period is
+    the middle of the feasible periods (feasible_periods), which are its interval;
+    when the gaps allow none (a step placed a size off by noise), a least-squares
+    line through the positions with Student's t, widened to the grid."""
+    p = np.array([trans[m].bytes for m in members], dtype=np.float64)
+    lo = np.array([trans[m].after_bytes for m in members], dtype=np.float64)
+    hi = np.array([trans[m].before_bytes for m in members], dtype=np.float64)
+    feas = feasible_periods(lo, hi, idx)
+    if feas is not None:
+        per, ci = 0.5 * (feas[0] + feas[1]), [float(feas[0]), float(feas[1])]
+    else:
+        A = np.column_stack([np.ones_like(idx), idx])
+        coef, *_ = np.linalg.lstsq(A, p, rcond=None)
+        per, ci = float(coef[1]), None
+        if len(p) > 2:
+            res = p - A @ coef
+            s2 = float(res @ res) / (len(p) - 2)
+            se = math.sqrt(s2 / float(((idx - idx.mean()) ** 2).sum()))
+            from scipy import stats as sps
+            t = float(sps.t.ppf(0.975, len(p) - 2))
+            cell = float(np.median(hi - lo))           # a position is known only to its gap
+            hw = max(t * se, cell / max(idx[-1], 1))
+            ci = [float(per - hw), float(per + hw)]
+    if page is not None:
+        per = float(page)
+    heights = [trans[m].jump_us for m in members]
+    return Staircase(float(per), ci, int(p[0]), int(p[-1]), len(members),
+                     float(np.median(heights)), list(members), page)
+
+
 def find_staircases(trans: list[Transition], min_steps: int = 3,
-                    rel_tol: float = 0.15) -> list[Staircase]:
+                    rel_tol: float = 0.15, page_bytes: int | None = None) -> list[Staircase]:
     """Runs of >= min_steps steps, roughly evenly spaced (a missed step counts as
-    a double period), with heights of one sign."""
+    a double period), with heights of one sign.  With the host's page size, the
+    rising steps at page boundaries (at_page_boundary) are taken first as one
+    staircase of that period when two or more of them have narrow gaps."""
     steps = [i for i, t in enumerate(trans) if t.kind == "step" and t.jump_us > 0 and not t.threshold]
+    found: list[Staircase] = []
+    if page_bytes:
+        # two narrow gaps at page boundaries establish the staircase; then every
+        # rising step whose gap meets a page boundary belongs to it
+        narrow = sum(at_page_boundary(trans[i], page_bytes) is not None for i in steps)
+        paged = [(i, at_page_boundary(trans[i], page_bytes, narrow=False)) for i in steps]
+        paged = [(i, k) for i, k in paged if k is not None]
+        if narrow >= 2:
+            members = [i for i, _ in paged]
+            found.append(_staircase(trans, members, np.array([k for _, k in paged], dtype=np.float64),
+                                    page_bytes, page=page_bytes))
+            steps = [i for i in steps if i not in members]
     if len(steps) < min_steps:
-        return []
+        return _number(trans, found)
     pos = np.array([trans[i].bytes for i in steps], dtype=np.float64)
     grid = np.array([trans[i].before_bytes - trans[i].after_bytes for i in steps], dtype=np.float64)
     gaps = np.diff(pos)
-    found: list[Staircase] = []
 
     def chain(i, period):
         """End of the run from gap i whose gaps are whole multiples of period (within
@@ -227,29 +347,19 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
             p = pos[i:j + 1]
             idx = np.concatenate([[0], np.cumsum(np.round(np.diff(p) / period))])
             if idx[-1] > 0:
-                A = np.column_stack([np.ones_like(idx), idx])
-                coef, *_ = np.linalg.lstsq(A, p, rcond=None)
-                per = float(coef[1])
-                ci = None
-                if len(p) > 2:
-                    res = p - A @ coef
-                    s2 = float(res @ res) / (len(p) - 2)
-                    se = math.sqrt(s2 / float(((idx - idx.mean()) ** 2).sum()))
-                    from scipy import stats as sps
-                    t = float(sps.t.ppf(0.975, len(p) - 2))
-                    # a position is only known to within the measurement grid
-                    cell = float(np.median([trans[m].before_bytes - trans[m].after_bytes for m in members]))
-                    hw = max(t * se, cell / max(idx[-1], 1))
-                    ci = [float(per - hw), float(per + hw)]
-                heights = [trans[m].jump_us for m in members]
-                sc = Staircase(per, ci, int(p[0]), int(p[-1]), len(members),
-                               float(np.median(heights)), list(members))
-                for m in members:
-                    trans[m].staircase = len(found)
-                found.append(sc)
+                found.append(_staircase(trans, members, idx, period))
             i = j
         else:
             i += 1
+    return _number(trans, found)
+
+
+def _number(trans: list[Transition], found: list[Staircase]) -> list[Staircase]:
+    """Order staircases by their first step and point each member at its staircase."""
+    found.sort(key=lambda sc: sc.first_bytes)
+    for n, sc in enumerate(found):
+        for m in sc.members:
+            trans[m].staircase = n
     return found
 
 
@@ -326,7 +436,8 @@ def label_rest(trans: list[Transition], staircases: list[Staircase] | None) -> N
             t.label = t.settles
         elif t.staircase is not None and staircases:
             sc = staircases[t.staircase]
-            t.label = f"staircase step (period {sc.period_bytes:.0f} B), detected {_detected(t)}"
+            what = f"page {sc.page_bytes} B" if sc.page_bytes else f"period {sc.period_bytes:.0f} B"
+            t.label = f"staircase step ({what}), detected {_detected(t)}"
         else:
             what = ("step" if t.jump_us >= 0 else "step down") if t.kind == "step" else "slope change"
             t.label = f"unexplained {what}, detected {_detected(t)}"

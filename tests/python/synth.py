@@ -30,8 +30,8 @@ def staircase(s_ns, r_ns_per_byte, period, height_ns):
 
 
 def run_record(name="synthetic", pattern="pingpong", variant="blocking", thresholds=None,
-               launch_id=0, sizes=(), provider="", run_id=None):
-    return {"record": "run", "schema": 1,
+               launch_id=0, sizes=(), provider="", run_id=None, page_bytes=None):
+    return {"record": "run", "schema": 1, **({"topology": {"page_bytes": page_bytes}} if page_bytes else {}),
             "versus": {"version": "0.1.0", "revision": "unknown"},
             "run_id": run_id or f"synthetic-{name}-{launch_id}",
             "launch_id": launch_id,

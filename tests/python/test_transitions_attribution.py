@@ -3,6 +3,7 @@ step in the window below and above it (headers move a library's switch a few
 dozen to a few hundred bytes below its limit), never a step down, one
 candidate for thresholds of one value; staircases never take a threshold's step."""
 
+import numpy as np
 import synth
 from versus.analysis import analyse_run
 from versus.transitions import Transition, attribute, find_staircases, label_rest, match_window
@@ -73,3 +74,55 @@ def test_a_step_50_bytes_under_the_limit_is_found_and_named_in_a_noisy_interleav
         hits += len(named) == 1 and 5950 <= named[0].before_bytes <= 6050 and named[0].jump_us > 0
         assert sum(t.label.startswith("unexplained") for t in a.transitions) <= 1, [t.label for t in a.transitions]
     assert hits == 5
+
+
+def test_a_period_is_the_middle_of_the_periods_every_gap_allows():
+    from versus.transitions import feasible_periods
+    # page steps 50 B under 8192, 12288, ... seen through gaps of a sparse grid
+    gaps = [(8130, 8220), (12000, 12600), (16200, 16800), (20400, 21000)]
+    lo, hi = (np.array(v, dtype=float) for v in zip(*gaps))
+    p_lo, p_hi = feasible_periods(lo, hi, np.arange(4.0))
+    assert p_lo < 4096 < p_hi and p_hi - p_lo < 400
+    # a gap that no common period reaches
+    assert feasible_periods(np.array([0., 1000., 2900.]), np.array([10., 1010., 2910.]), np.arange(3.0)) is None
+
+
+def test_page_boundary_steps_form_one_staircase_of_the_page_size_and_others_stay_apart():
+    page_steps = [step(p, 0.2, after=a) for a, p in ((8130, 8220), (16260, 16440), (24000, 25200))]
+    stray = step(10100, 0.3, after=10010)          # 10100 is no page boundary
+    trans = sorted(page_steps + [stray], key=lambda t: t.bytes)
+    attribute(trans, {})
+    stairs = find_staircases(trans, page_bytes=4096)
+    label_rest(trans, stairs)
+    (sc,) = stairs
+    assert sc.page_bytes == 4096 and sc.period_bytes == 4096 and sc.steps == 3
+    assert sc.period_ci_bytes[0] <= 4096 <= sc.period_ci_bytes[1]
+    assert all(t.label.startswith("staircase step (page 4096 B)") for t in page_steps)
+    assert stray.staircase is None and stray.label.startswith("unexplained step")
+    # one narrow page-boundary step alone is no staircase
+    lone = [step(8220, 0.2, after=8130), step(25200, 0.2, after=24000)]
+    assert find_staircases(lone, page_bytes=4096) == []
+
+
+def test_a_speed_class_that_lasts_one_visit_makes_no_transition_in_a_one_visit_sweep(make_run):
+    # sequential sweep, one visit per size: the machine switches between two speed
+    # classes 15 % apart, on average every 4 sizes, and a visit runs in one class as a
+    # whole, which blocks of one visit's samples cannot see (scoring them as
+    # replicates reported 28 unexplained transitions over these 4 sweeps)
+    sizes = list(range(3000, 12000, 60))
+    base = synth.hockney(1500, 0.05)
+    named = unexplained = 0
+    for seed in range(4):
+        slow, cls = {}, False
+        for n, u in zip(sizes, np.random.default_rng(50 + seed).random(len(sizes))):
+            cls = (not cls) if u < 0.25 else cls
+            slow[n] = cls
+        model = synth.piecewise((0, lambda n: base(n) * (1.15 if slow.get(n) else 1.0)),
+                                (5950, lambda n: (base(n) + 1500) * (1.15 if slow.get(n) else 1.0)))
+        a = analyse_run(make_run(model, sizes, count=60, seed=seed, rel_noise=0.01,
+                                 thresholds={"btl_vader_eager_limit": 6000}))
+        mine = [t for t in a.transitions if t.threshold == "btl_vader_eager_limit"]
+        named += len(mine) == 1 and 5900 <= mine[0].before_bytes <= 6010
+        unexplained += sum(t.label.startswith("unexplained") for t in a.transitions)
+        assert all(t.between_sizes_p is not None for t in a.transitions if not t.threshold)
+    assert named == 4 and unexplained <= 10, unexplained

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include <ucp/api/ucp.h>
+#ifdef VS_UCX_PARSER
+#include <ucs/config/parser.h>
+#endif
 
 #include <versus/info.h>
 
@@ -78,6 +81,49 @@ static inline long long vs_ucx_config_attrs(vs_transport_info_t *info, const cha
     }
     free(buf);
     return rndv;
+}
+
+/* A setting of one of UCX's transports ("UCX_SYSV_SEG_SIZE") as UCX's parser
+ * prints its registered tables (what `ucx_info -c` shows: every transport loaded
+ * in this process, defaults included), in bytes; -1 when it is not there, not a
+ * size, or UCX's development headers were missing at build time. */
+static inline long long vs_ucx_tl_setting(const char *var)
+{
+    long long v = -1;
+#ifdef VS_UCX_PARSER
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -1;
+    ucs_config_parser_print_all_opts(f, "UCX_", UCS_CONFIG_PRINT_CONFIG, &ucs_config_global_list);
+    fclose(f);
+    size_t n = strlen(var);
+    for (const char *p = buf; p && (p = strstr(p, var)) != NULL; p += n) {
+        if ((p == buf || p[-1] == '\n') && p[n] == '=') {
+            v = vs_ucx_memunits(p + n + 1);
+            break;
+        }
+    }
+    free(buf);
+#else
+    (void)var;
+#endif
+    return v;
+}
+
+/* The segment size of UCX's transport `tl` ("sysv", "posix", "tcp"): the largest
+ * active message it sends in one copy; above it UCP's eager protocol sends the
+ * message in several fragments.  Recorded as threshold `name` when known. */
+static inline void vs_ucx_seg_size_threshold(vs_transport_info_t *info, const char *tl, const char *name)
+{
+    char var[64];
+    int n = snprintf(var, sizeof var, "UCX_%s_SEG_SIZE", tl);
+    for (int i = 4; i < n; i++)
+        var[i] = (char)(var[i] >= 'a' && var[i] <= 'z' ? var[i] - 'a' + 'A' : var[i]);
+    long long v = vs_ucx_tl_setting(var);
+    if (v > 0)
+        vs_info_threshold(info, name, v);
 }
 
 #endif

@@ -27,6 +27,7 @@ struct vs_transport {
     const vs_host_t *host;
     vs_bootstrap_t bs;
     int rank, size;
+    int all_local;          /* every rank on this host */
     int initialized_here;
 };
 
@@ -130,6 +131,13 @@ static int mpi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, v
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &t->size);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        int n = 0;
+        MPI_Comm_size(node, &n);
+        t->all_local = n == t->size;
+        MPI_Comm_free(&node);
+    }
     t->bs = (vs_bootstrap_t){
         .name = "mpi", .rank = t->rank, .size = t->size, .ctx = t,
         .barrier = bs_barrier, .exchange = bs_exchange, .close = NULL,
@@ -237,7 +245,25 @@ static void add_cvar_thresholds(vs_transport_info_t *info, const char *device)
  * does.  Record those in force (ucx_tls, ucx_rndv_thresh, ...; vs_ucx_config.h)
  * and, when the rendezvous threshold is a size rather than "auto", the
  * threshold under the name of the variable that sets it. */
-static void add_ucx_config(vs_transport_info_t *info)
+#ifdef VS_MPI_UCX
+/* Whether UCX_TLS ("all", "sm", "^tcp", "sysv,cma", ...) lets UCX use the shared-memory
+ * transport `tl` ("sysv", "posix"); the aliases "sm" and "shm" name them all. */
+static int ucx_tls_allows(const char *tls, const char *tl)
+{
+    int negate = tls[0] == '^';
+    const char *p = tls + negate;
+    int listed = strcmp(p, "all") == 0;
+    while (*p && !listed) {
+        size_t n = strcspn(p, ",");
+        listed = (n == strlen(tl) && strncmp(p, tl, n) == 0) || (n == 2 && strncmp(p, "sm", 2) == 0) ||
+                 (n == 3 && strncmp(p, "shm", 3) == 0);
+        p += n + (p[n] == ',');
+    }
+    return negate ? !listed : listed;
+}
+#endif
+
+static void add_ucx_config(vs_transport_t *t, vs_transport_info_t *info)
 {
 #ifdef VS_MPI_UCX
     unsigned major, minor, release;
@@ -246,14 +272,26 @@ static void add_ucx_config(vs_transport_info_t *info)
     long long rndv = vs_ucx_config_attrs(info, "ucx_");
     if (rndv >= 0)
         vs_info_threshold(info, "UCX_RNDV_THRESH", rndv);
+    /* Ranks on one host talk through one of UCX's shared-memory transports (which
+     * one is UCX's choice, not visible from here): eager messages above its segment
+     * size go in several fragments. */
+    const char *tls = "all";
+    for (int i = 0; i < info->n_attrs; i++)
+        if (strcmp(info->attrs[i].key, "ucx_tls") == 0)
+            tls = info->attrs[i].value;
+    for (int k = 0; t->all_local && k < 2; k++) {
+        const char *tl = k ? "posix" : "sysv";
+        if (ucx_tls_allows(tls, tl))
+            vs_ucx_seg_size_threshold(info, tl, k ? "UCX_POSIX_SEG_SIZE" : "UCX_SYSV_SEG_SIZE");
+    }
 #else
+    (void)t;
     vs_info_attr(info, "ucx_config", "not read: the module was built without UCX's headers");
 #endif
 }
 
 static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
 {
-    (void)t;
     snprintf(info->name, sizeof info->name, "%s", VS_MPI_FLAVOUR);
     snprintf(info->library, sizeof info->library, "%s", IS_OPENMPI ? "Open MPI" : "MPICH");
     mpi_library_version(info->version, sizeof info->version);
@@ -281,7 +319,7 @@ static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
         if (info->provider[dl] == ':')
             vs_info_attr(info, "netmod", "%s", info->provider + dl + 1);
         if (strcmp(info->provider, "ch4:ucx") == 0)
-            add_ucx_config(info);
+            add_ucx_config(t, info);
     }
     add_cvar_thresholds(info, IS_OPENMPI ? NULL : info->provider);
     return 0;

@@ -507,7 +507,8 @@ static void vs_ucx_list_add(char *list, size_t cap, const char *s)
  *   "#  lane[0]:  3:sysv/memory.0 md[2]  -> md[2]/sysv/sysdev[255] am am_bw#0"
  *   "#  tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)"
  * where each number is the first size of the protocol that follows it. */
-static void vs_ucx_parse_lane(char *line, char *provider, size_t pcap, char *lanes, size_t lcap)
+static void vs_ucx_parse_lane(char *line, char *provider, size_t pcap, char *lanes, size_t lcap,
+                              char *am_tl, size_t acap)
 {
     char *colon = strstr(line, "]:");
     if (!colon)
@@ -543,6 +544,9 @@ static void vs_ucx_parse_lane(char *line, char *provider, size_t pcap, char *lan
     size_t used = strlen(lanes);
     snprintf(lanes + used, lcap - used, "%s%s%s%s", used ? "; " : "", res, usage[0] ? " " : "",
              usage);
+    /* the lane that carries active messages (eager): its transport, "sysv" of "sysv/memory" */
+    if (!am_tl[0] && strncmp(usage, "am", 2) == 0 && (usage[2] == ' ' || usage[2] == '\0'))
+        snprintf(am_tl, acap, "%.*s", (int)strcspn(res, "/"), res);
 }
 
 static void vs_ucx_parse_protos(const char *spec, vs_transport_info_t *info)
@@ -570,6 +574,7 @@ static void vs_ucx_parse_protos(const char *spec, vs_transport_info_t *info)
 static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
 {
     char lanes[sizeof info->attrs[0].value] = "";
+    char am_tl[32] = "";
     char *copy = strdup(text);
     if (!copy)
         return;
@@ -577,7 +582,8 @@ static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *body = line + strspn(line, "# ");
         if (strncmp(body, "lane[", 5) == 0) {
-            vs_ucx_parse_lane(body, info->provider, sizeof info->provider, lanes, sizeof lanes);
+            vs_ucx_parse_lane(body, info->provider, sizeof info->provider, lanes, sizeof lanes, am_tl,
+                              sizeof am_tl);
         } else if (strncmp(body, "tag_send:", 9) == 0) {
             const char *spec = body + 9 + strspn(body + 9, " ");
             vs_ucx_attr_set(info, "tag_send", spec);
@@ -589,6 +595,12 @@ static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
     free(copy);
     if (lanes[0])
         vs_ucx_attr_set(info, "lanes", lanes);
+    if (am_tl[0]) {
+        /* eager messages above the segment size go in several fragments */
+        char name[48];
+        snprintf(name, sizeof name, "%s_seg_size", am_tl);
+        vs_ucx_seg_size_threshold(info, am_tl, name);
+    }
 }
 
 /* Run a printer into memory. */
