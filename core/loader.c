@@ -1,4 +1,5 @@
 #include "loader.h"
+#include "topts.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -170,6 +171,12 @@ static void probe(const char *path, const char *name, char *line, size_t len)
         else {
             if (m.ops->describe && m.ops->describe(details, sizeof details))
                 details[0] = '\0';
+            size_t used = strlen(details);
+            if (m.ops->n_options && used + 2 < sizeof details) {
+                if (used)
+                    details[used++] = '\n';
+                vs_topts_describe(m.ops, details + used, sizeof details - used);
+            }
             for (char *p = details; *p; p++)
                 if (*p == '\n' || *p == '\t')
                     *p = *p == '\n' ? '\v' : ' ';

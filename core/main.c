@@ -20,6 +20,7 @@
 #include "placement.h"
 #include "table.h"
 #include "timer.h"
+#include "topts.h"
 #include "version.h"
 #include "watchdog.h"
 #include "writer.h"
@@ -227,6 +228,13 @@ static int write_run_record(vs_run_t *r, const vs_transport_info_t *info, const 
     return rc;
 }
 
+/* The one place a transport is opened: its options were checked against the
+ * module's table (vs_topts_check) before any rank started. */
+static int open_transport(const vs_module_t *mod, const vs_host_t *host, const vs_options_t *o, vs_transport_t **t)
+{
+    return mod->ops->open(host, o->topts, o->n_topts, t);
+}
+
 /* Meet the other ranks: the MPI modules bring their own bootstrap (and must
  * be opened first); the others use the launcher's environment + TCP. */
 static int start_transport(core_t *core, const vs_options_t *o, const vs_module_t *mod, const vs_host_t *host,
@@ -235,7 +243,7 @@ static int start_transport(core_t *core, const vs_options_t *o, const vs_module_
     const vs_transport_ops_t *ops = mod->ops;
     int rc;
     if (ops->bootstrap) {
-        if ((rc = ops->open(host, o->topts, o->n_topts, t)))
+        if ((rc = open_transport(mod, host, o, t)))
             return report(core, rc, "open");
         if ((rc = ops->bootstrap(*t, bs)))
             return report(core, rc, "bootstrap");
@@ -265,7 +273,7 @@ static int start_transport(core_t *core, const vs_options_t *o, const vs_module_
         return rc == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
     }
     core->rank = (*bs)->rank;
-    if ((rc = ops->open(host, o->topts, o->n_topts, t)))
+    if ((rc = open_transport(mod, host, o, t)))
         return report(core, rc, "open");
     return EXIT_OK;
 }
@@ -291,10 +299,12 @@ static int run(const vs_options_t *o)
         fprintf(stderr, "versus-run: %s\n", err);
         return EXIT_USAGE;
     }
+    if (vs_topts_check(mod.ops, o->topts, o->n_topts, err, sizeof err))
+        return usage_error(err);
     if (o->launch_local && mod.ops->bootstrap) {
         /* started by its own launcher: opening it here makes it say which */
         vs_transport_t *t = NULL;
-        rc = mod.ops->open(&host, o->topts, o->n_topts, &t);
+        rc = open_transport(&mod, &host, o, &t);
         if (!rc) {
             mod.ops->close(t);
             return usage_error("this transport is started by its MPI launcher, not by --launch local");

@@ -52,6 +52,15 @@ static int parse_num(const vs_host_t *host, const vs_kv_t *kv, double *out)
     return 0;
 }
 
+static const vs_option_t fake_options[] = {
+    {"base_ns", VS_OPT_NUMBER, NULL, 0, "1000", "time of a zero-byte message, ns"},
+    {"ns_per_byte", VS_OPT_NUMBER, NULL, 0, "1", "time per byte, ns"},
+    {"step_at", VS_OPT_NUMBER, NULL, 0, "3000", "size from which step_ns is added, bytes"},
+    {"step_ns", VS_OPT_NUMBER, NULL, 0, "5000", "the step's height, ns"},
+    {"noise_pct", VS_OPT_NUMBER, NULL, 0, "0", "uniform noise, % of the time"},
+    {"seed", VS_OPT_NUMBER, NULL, 0, "fixed", "noise seed"},
+};
+
 static int fake_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
 {
     fake_t *f = calloc(1, sizeof *f);
@@ -81,9 +90,6 @@ static int fake_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, 
         } else if (!strcmp(k, "seed")) {
             if (!(rc = parse_num(host, &opts[i], &v)))
                 f->rng = (uint64_t)v * 2654435761ULL + 1;
-        } else {
-            host->error(host->core, "unknown option '%s' (known: base_ns, ns_per_byte, step_at, step_ns, noise_pct, seed)", k);
-            rc = -EINVAL;
         }
     }
     if (rc) {
@@ -178,6 +184,8 @@ static const vs_transport_ops_t fake_ops = {
     .post_recv = fake_post_recv,
     .test = fake_test,
     .wait = fake_wait,
+    .options = fake_options,
+    .n_options = sizeof fake_options / sizeof fake_options[0],
 };
 
 VS_TRANSPORT_DEFINE(fake_ops)

@@ -124,49 +124,33 @@ static int vs_ofi_fail(const vs_transport_t *t, const char *call, long fi_err)
 
 /* ---------------------------------------------------------------- options */
 
+static const vs_option_t vs_ofi_options[] = {
+    {"provider", VS_OPT_TEXT, NULL, 0, "libfabric's first usable", "provider, as fi_info names it (tcp;ofi_rxm, shm, ...)"},
+    {"domain", VS_OPT_TEXT, NULL, 0, "any", "domain (for tcp and verbs: the interface)"},
+    {"iface", VS_OPT_TEXT, NULL, 0, "any", "another name for domain"},
+    {"fabric", VS_OPT_TEXT, NULL, 0, "any", "fabric name"},
+    {"inject", VS_OPT_CHOICE, "auto|on|off", 0, "auto", "send small messages with fi_inject when the provider allows"},
+    {"api", VS_OPT_CHOICE, "auto|tagged|msg", 0, "auto", "tagged messages where offered, else plain messages"},
+};
+
+/* The values (keys and kinds already checked by core against vs_ofi_options). */
 static int vs_ofi_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
 {
     t->opt_inject = 1;
     t->opt_api = VS_OFI_API_AUTO;
     for (size_t i = 0; i < n; i++) {
         const char *k = opts[i].key, *v = opts[i].value ? opts[i].value : "";
-        if (!strcmp(k, "provider") && *v) {
+        if (!strcmp(k, "provider"))
             t->opt_provider = v;
-        } else if ((!strcmp(k, "domain") || !strcmp(k, "iface")) && *v) {
+        else if (!strcmp(k, "domain") || !strcmp(k, "iface"))
             t->opt_domain = v;
-        } else if (!strcmp(k, "fabric") && *v) {
+        else if (!strcmp(k, "fabric"))
             t->opt_fabric = v;
-        } else if (!strcmp(k, "inject")) {
-            if (!strcmp(v, "auto") || !strcmp(v, "on"))
-                t->opt_inject = 1;
-            else if (!strcmp(v, "off"))
-                t->opt_inject = 0;
-            else
-                goto bad_value;
-        } else if (!strcmp(k, "api")) {
-            if (!strcmp(v, "auto"))
-                t->opt_api = VS_OFI_API_AUTO;
-            else if (!strcmp(v, "tagged"))
-                t->opt_api = VS_OFI_API_TAGGED;
-            else if (!strcmp(v, "msg"))
-                t->opt_api = VS_OFI_API_PLAIN;
-            else
-                goto bad_value;
-        } else if (!strcmp(k, "provider") || !strcmp(k, "domain") || !strcmp(k, "iface") ||
-                   !strcmp(k, "fabric")) {
-            t->host->error(t->host->core, "option '%s' needs a value", k);
-            return -EINVAL;
-        } else {
-            t->host->error(t->host->core,
-                           "unknown option '%s' (known: provider=NAME, domain=NAME (alias iface), "
-                           "fabric=NAME, inject=auto|off, api=auto|tagged|msg)", k);
-            return -EINVAL;
-        }
-        continue;
-    bad_value:
-        t->host->error(t->host->core, "bad value '%s' for option '%s' (inject=auto|off, "
-                       "api=auto|tagged|msg)", v, k);
-        return -EINVAL;
+        else if (!strcmp(k, "inject"))
+            t->opt_inject = strcmp(v, "off") != 0;
+        else
+            t->opt_api = !strcmp(v, "tagged") ? VS_OFI_API_TAGGED : !strcmp(v, "msg") ? VS_OFI_API_PLAIN
+                                                                                     : VS_OFI_API_AUTO;
     }
     return 0;
 }
@@ -793,6 +777,8 @@ static const vs_transport_ops_t vs_ofi_ops = {
     .send = NULL,
     .recv = NULL,
     .describe = vs_ofi_describe,
+    .options = vs_ofi_options,
+    .n_options = sizeof vs_ofi_options / sizeof vs_ofi_options[0],
 };
 
 VS_TRANSPORT_DEFINE(vs_ofi_ops)

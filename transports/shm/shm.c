@@ -70,6 +70,22 @@
 
 /* ---- options ---------------------------------------------------------- */
 
+#define SHM_STR_(x) #x
+#define SHM_STR(x) SHM_STR_(x)
+
+static const vs_option_t shm_options[] = {
+    {"eager_limit", VS_OPT_BYTES, NULL, 1ULL << 40, SHM_STR(SHM_EAGER_DEFAULT),
+     "largest message sent through the cache-line ring"},
+    {"ring", VS_OPT_COUNT, NULL, 1ULL << 24, SHM_STR(SHM_RING_DEFAULT),
+     "ring size in lines of 64 B (a power of two, 16 to 16M)"},
+    {"single", VS_OPT_BYTES, NULL, 1ULL << 40, SHM_STR(SHM_SINGLE_DEFAULT),
+     "from this size on the receiver copies straight from the sender's pages (0: never)"},
+    {"chunk", VS_OPT_BYTES, NULL, 1ULL << 30, SHM_STR(SHM_CHUNK_DEFAULT),
+     "staging slot for messages above eager_limit without single copy (a multiple of 64 B)"},
+    {"chunks", VS_OPT_COUNT, NULL, 4096, SHM_STR(SHM_CHUNKS_DEFAULT), "staging slots (1 to 4096)"},
+};
+
+/* The values (keys and kinds already checked by core against shm_options). */
 static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -78,17 +94,9 @@ static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
                       : !strcmp(opts[i].key, "chunk")     ? &t->chunk
                       : !strcmp(opts[i].key, "chunks")    ? &t->nchunks
                       : !strcmp(opts[i].key, "ring")      ? &t->ring_lines
-                      : !strcmp(opts[i].key, "single")    ? &t->single
-                                                          : NULL;
-        if (!dst) {
-            ERR(t, "unknown option '%s' (known: eager_limit, chunk, chunks, ring, single)", opts[i].key);
+                                                          : &t->single;
+        if (vs_option_bytes(opts[i].value, (size_t)1 << 40, &v))
             return -EINVAL;
-        }
-        if (vs_option_bytes(opts[i].value, (size_t)1 << 40, &v)) {
-            ERR(t, "option %s=%s: not a size (digits with an optional K or M)", opts[i].key,
-                opts[i].value);
-            return -EINVAL;
-        }
         *dst = v;
     }
     if (t->chunk < SHM_LINE || t->chunk % SHM_LINE || t->nchunks < 1 || t->nchunks > 4096 ||
@@ -360,16 +368,6 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     return 0;
 }
 
-static int shm_describe(char *buf, size_t len)
-{
-    snprintf(buf, len,
-             "options (--transport-opt) and defaults: eager_limit=%d, ring=%d (lines of %d B), single=%d "
-             "(single copy from this size; 0: never), chunk=%d and chunks=%d (staging slots otherwise)",
-             SHM_EAGER_DEFAULT, SHM_RING_DEFAULT, SHM_LINE, SHM_SINGLE_DEFAULT, SHM_CHUNK_DEFAULT,
-             SHM_CHUNKS_DEFAULT);
-    return 0;
-}
-
 static const vs_transport_ops_t shm_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
@@ -387,7 +385,8 @@ static const vs_transport_ops_t shm_ops = {
     .progress = shm_progress,
     .mem_reg = shm_mem_reg,
     .mem_dereg = shm_mem_dereg,
-    .describe = shm_describe,
+    .options = shm_options,
+    .n_options = sizeof shm_options / sizeof shm_options[0],
 };
 
 VS_TRANSPORT_DEFINE(shm_ops)

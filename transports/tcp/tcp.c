@@ -40,19 +40,20 @@ _Static_assert(IF_NAMESIZE <= 16, "interface names fit");
 
 /* ---- options ---------------------------------------------------------- */
 
+static const vs_option_t tcp_options[] = {
+    {"mode", VS_OPT_CHOICE, "poll|block", 0, "poll", "busy-poll non-blocking sockets, or block in recv/send"},
+    {"sockbuf", VS_OPT_BYTES, NULL, 1ULL << 30, "the system's", "SO_SNDBUF and SO_RCVBUF (up to 1G)"},
+    {"addr", VS_OPT_TEXT, NULL, 0, "the address the ranks met on", "IPv4 address to listen on for the data"},
+    {"iface", VS_OPT_TEXT, NULL, 0, "none", "interface whose IPv4 address to listen on (not with addr)"},
+};
+
+/* The values (keys and kinds already checked by core against tcp_options). */
 static int tcp_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const char *k = opts[i].key, *v = opts[i].value;
         if (!strcmp(k, "mode")) {
-            if (!strcmp(v, "poll"))
-                t->mode = MODE_POLL;
-            else if (!strcmp(v, "block"))
-                t->mode = MODE_BLOCK;
-            else {
-                ERR(t, "mode=%s: expected poll or block", v);
-                return -EINVAL;
-            }
+            t->mode = !strcmp(v, "block") ? MODE_BLOCK : MODE_POLL;
         } else if (!strcmp(k, "sockbuf")) {
             if (vs_option_bytes(v, (size_t)1 << 30, &t->sockbuf) || t->sockbuf > INT32_MAX / 2) {
                 ERR(t, "sockbuf=%s: expected a byte count (K/M suffix allowed, up to 1G)", v);
@@ -65,15 +66,12 @@ static int tcp_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
                 return -EINVAL;
             }
             snprintf(t->addr, sizeof t->addr, "%s", v);
-        } else if (!strcmp(k, "iface")) {
-            if (strlen(v) >= sizeof t->iface || !*v) {
+        } else {
+            if (strlen(v) >= sizeof t->iface) {
                 ERR(t, "iface=%s: not an interface name", v);
                 return -EINVAL;
             }
             snprintf(t->iface, sizeof t->iface, "%s", v);
-        } else {
-            ERR(t, "unknown option '%s' (known: mode, sockbuf, addr, iface)", k);
-            return -EINVAL;
         }
     }
     if (*t->addr && *t->iface) {
@@ -409,6 +407,8 @@ static const vs_transport_ops_t tcp_ops = {
     .progress = tcp_progress,
     .send = tcp_send,
     .recv = tcp_recv,
+    .options = tcp_options,
+    .n_options = sizeof tcp_options / sizeof tcp_options[0],
 };
 
 VS_TRANSPORT_DEFINE(tcp_ops)

@@ -97,27 +97,19 @@ static int vs_ucx_library_version(char *buf, size_t len)
     return 0;
 }
 
+static const vs_option_t vs_ucx_options[] = {
+    {"err_mode", VS_OPT_CHOICE, "none|peer", 0, "none",
+     "UCP error handling: peer reports a failed peer (may cost latency on some transports)"},
+};
+
+/* The values (keys and kinds already checked by core against vs_ucx_options). */
 static int vs_ucx_opts_parse(vs_transport_t *t, const vs_kv_t *opts, size_t n_opts)
 {
     t->err_mode = UCP_ERR_HANDLING_MODE_NONE;
     snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "none");
     for (size_t i = 0; i < n_opts; i++) {
-        if (strcmp(opts[i].key, "err_mode") == 0) {
-            if (strcmp(opts[i].value, "none") == 0) {
-                t->err_mode = UCP_ERR_HANDLING_MODE_NONE;
-            } else if (strcmp(opts[i].value, "peer") == 0) {
-                t->err_mode = UCP_ERR_HANDLING_MODE_PEER;
-            } else {
-                t->host->error(t->host->core, "err_mode must be 'none' or 'peer', not '%s'",
-                               opts[i].value);
-                return -EINVAL;
-            }
-            snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "%s", opts[i].value);
-        } else {
-            t->host->error(t->host->core,
-                           "unknown option '%s' (known: err_mode=none|peer)", opts[i].key);
-            return -EINVAL;
-        }
+        t->err_mode = strcmp(opts[i].value, "peer") == 0 ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+        snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "%s", opts[i].value);
     }
     return 0;
 }
@@ -675,6 +667,8 @@ static const vs_transport_ops_t vs_ucx_ops = {
     .progress = vs_ucx_progress,
     .send = NULL,
     .recv = NULL,
+    .options = vs_ucx_options,
+    .n_options = sizeof vs_ucx_options / sizeof vs_ucx_options[0],
 };
 
 VS_TRANSPORT_DEFINE(vs_ucx_ops)

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define VS_TRANSPORT_ABI 1
+#define VS_TRANSPORT_ABI 2
 #define VS_TRANSPORT_ENTRY_SYMBOL "vs_transport_entry"
 
 /* Storage for one outstanding operation, owned by core (no allocation in the
@@ -54,6 +54,27 @@ typedef struct vs_kv {
     const char *key;
     const char *value;
 } vs_kv_t;
+
+/* One --transport-opt key a module takes, declared once in a table beside its
+ * ops.  Core refuses a key not in the table, a key given twice and a value of
+ * the wrong kind before open() (exit 2, with the known keys), and prints the
+ * table in `versus-run --list`; open() then only reads the values. */
+typedef enum vs_option_kind {
+    VS_OPT_TEXT,   /* any non-empty text */
+    VS_OPT_BYTES,  /* a byte count with an optional K or M suffix, at most max_bytes */
+    VS_OPT_COUNT,  /* a whole number (K and M suffixes too), at most max_bytes */
+    VS_OPT_CHOICE, /* one of choices, '|'-separated: "poll|block" */
+    VS_OPT_NUMBER, /* a non-negative decimal number ("0.5", "1e3") */
+} vs_option_kind_t;
+
+typedef struct vs_option {
+    const char *key;
+    vs_option_kind_t kind;
+    const char *choices;  /* VS_OPT_CHOICE */
+    uint64_t max_bytes;   /* VS_OPT_BYTES; 0: no limit */
+    const char *def;      /* the default, as a user would write it, or what decides */
+    const char *help;     /* one line */
+} vs_option_t;
 
 /* Services core offers a module.  Modules report errors through error():
  * the text is printed by core, prefixed with the transport name. */
@@ -101,8 +122,8 @@ typedef struct vs_transport_ops {
     /* Library version, callable without open().  Fills buf (NUL-terminated). */
     int (*library_version)(char *buf, size_t len);
 
-    /* Initialise the library.  opts are the --transport-opt pairs; an
-     * unknown key is -EINVAL.  */
+    /* Initialise the library.  opts are the --transport-opt pairs, already
+     * checked against `options` (known keys, each once, values of their kind). */
     int (*open)(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
                 vs_transport_t **out);
     void (*close)(vs_transport_t *t);
@@ -141,6 +162,10 @@ typedef struct vs_transport_ops {
     /* Optional, callable without open(): extra lines for `versus-run --list`
      * (e.g. which providers of the library are usable here), one per line. */
     int (*describe)(char *buf, size_t len);
+
+    /* The --transport-opt keys this module takes (n_options entries; none when 0). */
+    const vs_option_t *options;
+    size_t n_options;
 } vs_transport_ops_t;
 
 typedef const vs_transport_ops_t *(*vs_transport_entry_fn)(void);
