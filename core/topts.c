@@ -2,6 +2,7 @@
 #include "topts.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,14 @@ static int choice_ok(const char *choices, const char *v)
     return 0;
 }
 
+/* A finite, non-negative decimal number and nothing after it. */
+static int number_ok(const char *v)
+{
+    char *end;
+    double x = strtod(v, &end);
+    return end != v && !*end && isfinite(x) && x >= 0;
+}
+
 int vs_topts_check(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, char *err, size_t errlen)
 {
     char list[1024];
@@ -75,9 +84,8 @@ int vs_topts_check(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, c
         char want[160];
         spell(op, want, sizeof want);
         size_t bytes;
-        char *end;
         int bad = !*v || (op->kind == VS_OPT_CHOICE && !choice_ok(op->choices, v)) ||
-                  (op->kind == VS_OPT_NUMBER && (strtod(v, &end) < 0 || end == v || *end)) ||
+                  (op->kind == VS_OPT_NUMBER && !number_ok(v)) ||
                   ((op->kind == VS_OPT_BYTES || op->kind == VS_OPT_COUNT) &&
                    vs_option_bytes(v, op->max_bytes ? (size_t)op->max_bytes : (size_t)-1, &bytes));
         if (bad) {

@@ -111,6 +111,15 @@ def _theil_sen(x: np.ndarray, y: np.ndarray) -> float:
 EDGE_SIZES = 5             # sizes each side of a gap that measure a step's height per replicate
 
 
+def _edge_levels(x: np.ndarray, y: np.ndarray, A, B) -> tuple[np.ndarray, np.ndarray]:
+    """The last EDGE_SIZES values of regime A and the first of B in curve y, each
+    moved along its regime's fitted slope to the gap's middle."""
+    xm = 0.5 * (x[A.last] + x[B.first])
+    ia = np.arange(max(A.first, A.last - EDGE_SIZES + 1), A.last + 1)
+    ib = np.arange(B.first, min(B.last, B.first + EDGE_SIZES - 1) + 1)
+    return y[ia] - A.r_ns_per_byte * (x[ia] - xm), y[ib] - B.r_ns_per_byte * (x[ib] - xm)
+
+
 def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
     """A robust t over the replicates of a boundary's effect.  A step's effect in
     one replicate: the median over the last EDGE_SIZES sizes of regime B minus that
@@ -119,15 +128,11 @@ def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
     replicate over half the span of both.  Medians, because one visit of a size
     that a burst of foreign load covered sits milliseconds high.  The statistic is
     the median effect over its standard error from the MAD (1.4826 MAD / sqrt K)."""
-    xm = 0.5 * (x[A.last] + x[B.first])
     eff = []
     if kind == "step":
-        ia = np.arange(max(A.first, A.last - EDGE_SIZES + 1), A.last + 1)
-        ib = np.arange(B.first, min(B.last, B.first + EDGE_SIZES - 1) + 1)
         for y in reps:
-            la = np.median(y[ia] - A.r_ns_per_byte * (x[ia] - xm))
-            lb = np.median(y[ib] - B.r_ns_per_byte * (x[ib] - xm))
-            eff.append(lb - la)
+            la, lb = _edge_levels(x, y, A, B)
+            eff.append(np.median(lb) - np.median(la))
     else:
         half_span = 0.5 * (x[B.last] - x[A.first])
         xa, xb = x[A.first:A.last + 1], x[B.first:B.last + 1]
@@ -153,12 +158,8 @@ def between_sizes_test(x: np.ndarray, y: np.ndarray, A, B, kind: str) -> float:
     of that scatter (and the degrees of freedom cut to the independent sizes); a
     regime of fewer than 4 sizes cannot show a slope change."""
     from scipy import stats as sps
-    xm = 0.5 * (x[A.last] + x[B.first])
     if kind == "step":
-        ia = np.arange(max(A.first, A.last - EDGE_SIZES + 1), A.last + 1)
-        ib = np.arange(B.first, min(B.last, B.first + EDGE_SIZES - 1) + 1)
-        ra = y[ia] - A.r_ns_per_byte * (x[ia] - xm)
-        rb = y[ib] - B.r_ns_per_byte * (x[ib] - xm)
+        ra, rb = _edge_levels(x, y, A, B)
         return float(sps.mannwhitneyu(rb, ra, alternative="two-sided", method="exact").pvalue)
     fits = []
     for R in (A, B):

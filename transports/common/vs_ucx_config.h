@@ -8,6 +8,7 @@
 #ifndef VS_UCX_CONFIG_H
 #define VS_UCX_CONFIG_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,44 @@
 #endif
 
 #include <versus/info.h>
+
+/* What one of UCX's printers writes to a FILE (ucp_config_print, ucp_ep_print_info,
+ * ...), captured in memory: begin, print to pr.f, read vs_ucx_print_text, end. */
+typedef struct vs_ucx_print {
+    char *buf;
+    size_t len;
+    FILE *f;
+} vs_ucx_print_t;
+
+static inline int vs_ucx_print_begin(vs_ucx_print_t *pr)
+{
+    pr->buf = NULL;
+    pr->len = 0;
+    pr->f = open_memstream(&pr->buf, &pr->len);
+    return pr->f ? 0 : -errno;
+}
+
+static inline const char *vs_ucx_print_text(vs_ucx_print_t *pr)
+{
+    fflush(pr->f);
+    return pr->buf ? pr->buf : "";
+}
+
+static inline void vs_ucx_print_end(vs_ucx_print_t *pr)
+{
+    fclose(pr->f);
+    free(pr->buf);
+}
+
+/* The value of a "VAR=value" line in UCX's printed configuration, or NULL. */
+static inline const char *vs_ucx_setting(const char *text, const char *var)
+{
+    size_t n = strlen(var);
+    for (const char *p = text; (p = strstr(p, var)) != NULL; p += n)
+        if ((p == text || p[-1] == '\n') && p[n] == '=')
+            return p + n + 1;
+    return NULL;
+}
 
 static const struct {
     const char *var;
@@ -54,32 +93,27 @@ static inline long long vs_ucx_config_attrs(vs_transport_info_t *info, const cha
 {
     long long rndv = -1;
     ucp_config_t *config;
+    vs_ucx_print_t pr;
     if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
         return -1;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f) {
-        ucp_config_print(config, f, NULL, UCS_CONFIG_PRINT_CONFIG);
-        fclose(f);
+    if (vs_ucx_print_begin(&pr)) {
+        ucp_config_release(config);
+        return -1;
     }
+    ucp_config_print(config, pr.f, NULL, UCS_CONFIG_PRINT_CONFIG);
     ucp_config_release(config);
-    for (size_t k = 0; buf && k < sizeof vs_ucx_config_keep / sizeof vs_ucx_config_keep[0]; k++) {
-        const char *var = vs_ucx_config_keep[k].var;
-        size_t n = strlen(var);
-        for (const char *p = buf; (p = strstr(p, var)) != NULL; p += n) {
-            if ((p != buf && p[-1] != '\n') || p[n] != '=')
-                continue;
-            const char *val = p + n + 1;
-            char key[64];
-            snprintf(key, sizeof key, "%s%s", prefix, vs_ucx_config_keep[k].attr);
-            vs_info_attr(info, key, "%.*s", (int)strcspn(val, "\n"), val);
-            if (strcmp(var, "UCX_RNDV_THRESH") == 0)
-                rndv = vs_ucx_memunits(val);
-            break;
-        }
+    const char *text = vs_ucx_print_text(&pr);
+    for (size_t k = 0; k < sizeof vs_ucx_config_keep / sizeof vs_ucx_config_keep[0]; k++) {
+        const char *val = vs_ucx_setting(text, vs_ucx_config_keep[k].var);
+        if (!val)
+            continue;
+        char key[64];
+        snprintf(key, sizeof key, "%s%s", prefix, vs_ucx_config_keep[k].attr);
+        vs_info_attr(info, key, "%.*s", (int)strcspn(val, "\n"), val);
+        if (strcmp(vs_ucx_config_keep[k].var, "UCX_RNDV_THRESH") == 0)
+            rndv = vs_ucx_memunits(val);
     }
-    free(buf);
+    vs_ucx_print_end(&pr);
     return rndv;
 }
 
@@ -91,21 +125,14 @@ static inline long long vs_ucx_tl_setting(const char *var)
 {
     long long v = -1;
 #ifdef VS_UCX_PARSER
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
+    vs_ucx_print_t pr;
+    if (vs_ucx_print_begin(&pr))
         return -1;
-    ucs_config_parser_print_all_opts(f, "UCX_", UCS_CONFIG_PRINT_CONFIG, &ucs_config_global_list);
-    fclose(f);
-    size_t n = strlen(var);
-    for (const char *p = buf; p && (p = strstr(p, var)) != NULL; p += n) {
-        if ((p == buf || p[-1] == '\n') && p[n] == '=') {
-            v = vs_ucx_memunits(p + n + 1);
-            break;
-        }
-    }
-    free(buf);
+    ucs_config_parser_print_all_opts(pr.f, "UCX_", UCS_CONFIG_PRINT_CONFIG, &ucs_config_global_list);
+    const char *val = vs_ucx_setting(vs_ucx_print_text(&pr), var);
+    if (val)
+        v = vs_ucx_memunits(val);
+    vs_ucx_print_end(&pr);
 #else
     (void)var;
 #endif

@@ -99,13 +99,12 @@ static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
             return -EINVAL;
         *dst = v;
     }
-    if (t->chunk < SHM_LINE || t->chunk % SHM_LINE || t->nchunks < 1 || t->nchunks > 4096 ||
-        t->chunk > (1UL << 30)) {
-        ERR(t, "chunk must be a multiple of %d B (up to 1 GiB) and chunks between 1 and 4096",
-            SHM_LINE);
+    /* the upper limits are in shm_options; what a table cannot say is checked here */
+    if (t->chunk < SHM_LINE || t->chunk % SHM_LINE || t->nchunks < 1) {
+        ERR(t, "chunk must be a multiple of %d B and chunks at least 1", SHM_LINE);
         return -EINVAL;
     }
-    if (t->ring_lines < 16 || (t->ring_lines & (t->ring_lines - 1)) || t->ring_lines > (1UL << 24)) {
+    if (t->ring_lines < 16 || (t->ring_lines & (t->ring_lines - 1))) {
         ERR(t, "ring must be a power of two between 16 and 16M lines");
         return -EINVAL;
     }

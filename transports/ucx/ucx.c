@@ -21,6 +21,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <versus/info.h>
 #include <versus/transport.h>
 
 #include "vs_ucx_config.h"
@@ -453,36 +454,6 @@ static int vs_ucx_progress(vs_transport_t *t)
 
 /* ---- query ----------------------------------------------------------------- */
 
-static void vs_ucx_attr_set(vs_transport_info_t *info, const char *key, const char *value)
-{
-    for (int i = 0; i < info->n_attrs; i++) {
-        if (strcmp(info->attrs[i].key, key) == 0) {
-            snprintf(info->attrs[i].value, sizeof info->attrs[i].value, "%s", value);
-            return;
-        }
-    }
-    if (info->n_attrs >= VS_MAX_ATTRS)
-        return;
-    vs_attr_t *a = &info->attrs[info->n_attrs++];
-    snprintf(a->key, sizeof a->key, "%s", key);
-    snprintf(a->value, sizeof a->value, "%s", value);
-}
-
-static void vs_ucx_threshold_set(vs_transport_info_t *info, const char *name, int64_t bytes)
-{
-    for (int i = 0; i < info->n_thresholds; i++) {
-        if (strcmp(info->thresholds[i].name, name) == 0) {
-            info->thresholds[i].bytes = bytes;
-            return;
-        }
-    }
-    if (info->n_thresholds >= VS_MAX_THRESHOLDS)
-        return;
-    vs_threshold_t *th = &info->thresholds[info->n_thresholds++];
-    snprintf(th->name, sizeof th->name, "%s", name);
-    th->bytes = bytes;
-}
-
 /* Append s to a comma-separated list unless it is already there. */
 static void vs_ucx_list_add(char *list, size_t cap, const char *s)
 {
@@ -554,11 +525,11 @@ static void vs_ucx_parse_protos(const char *spec, vs_transport_info_t *info)
         const char *proto = end + 3;
         size_t n = strcspn(proto, ">");
         if (n == 4 && strncmp(proto, "rndv", 4) == 0)
-            vs_ucx_threshold_set(info, "rndv_thresh", v);
+            vs_info_threshold(info, "rndv_thresh", v);
         else if (n == 9 && strncmp(proto, "egr/bcopy", 9) == 0)
-            vs_ucx_threshold_set(info, "bcopy_thresh", v);
+            vs_info_threshold(info, "bcopy_thresh", v);
         else if (n == 9 && strncmp(proto, "egr/zcopy", 9) == 0)
-            vs_ucx_threshold_set(info, "zcopy_thresh", v);
+            vs_info_threshold(info, "zcopy_thresh", v);
         p = end;
     }
 }
@@ -578,42 +549,21 @@ static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
                               sizeof am_tl);
         } else if (strncmp(body, "tag_send:", 9) == 0) {
             const char *spec = body + 9 + strspn(body + 9, " ");
-            vs_ucx_attr_set(info, "tag_send", spec);
+            vs_info_attr(info, "tag_send", "%s", spec);
             vs_ucx_parse_protos(spec, info);
         } else if (strncmp(body, "tag_send_nbr:", 13) == 0) {
-            vs_ucx_attr_set(info, "tag_send_nbr", body + 13 + strspn(body + 13, " "));
+            vs_info_attr(info, "tag_send_nbr", "%s", body + 13 + strspn(body + 13, " "));
         }
     }
     free(copy);
     if (lanes[0])
-        vs_ucx_attr_set(info, "lanes", lanes);
+        vs_info_attr(info, "lanes", "%s", lanes);
     if (am_tl[0]) {
         /* eager messages above the segment size go in several fragments */
         char name[48];
         snprintf(name, sizeof name, "%s_seg_size", am_tl);
         vs_ucx_seg_size_threshold(info, am_tl, name);
     }
-}
-
-/* Run a printer into memory. */
-typedef struct vs_ucx_print {
-    char *buf;
-    size_t len;
-    FILE *f;
-} vs_ucx_print_t;
-
-static int vs_ucx_print_begin(vs_ucx_print_t *pr)
-{
-    pr->buf = NULL;
-    pr->len = 0;
-    pr->f = open_memstream(&pr->buf, &pr->len);
-    return pr->f ? 0 : -errno;
-}
-
-static void vs_ucx_print_end(vs_ucx_print_t *pr)
-{
-    fclose(pr->f);
-    free(pr->buf);
 }
 
 static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
@@ -629,7 +579,7 @@ static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
 
     /* Effective rendezvous threshold: from the endpoint to the first peer
      * (auto-tuned values differ from the configured "auto"). */
-    vs_ucx_threshold_set(info, "rndv_thresh", -1);
+    vs_info_threshold(info, "rndv_thresh", -1);
     int peer = -1;
     for (int r = 0; t->eps && r < t->size && peer < 0; r++)
         if (t->eps[r])
@@ -639,11 +589,10 @@ static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
         if (rc)
             return rc;
         ucp_ep_print_info(t->eps[peer], pr.f);
-        fflush(pr.f);
-        vs_ucx_parse_ep_info(pr.buf, info);
+        vs_ucx_parse_ep_info(vs_ucx_print_text(&pr), info);
         vs_ucx_print_end(&pr);
     }
-    vs_ucx_attr_set(info, "err_mode", t->opt_err_mode);
+    vs_info_attr(info, "err_mode", "%s", t->opt_err_mode);
     return 0;
 }
 
