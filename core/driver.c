@@ -11,6 +11,7 @@
 
 #include "pattern.h"
 #include "precision.h"
+#include "record.h"
 #include "schedule.h"
 #include "validate.h"
 
@@ -204,7 +205,7 @@ static int visit(driver_t *d, size_state_t *st, long round)
     for (int k = 0; k < d->n_series; k++)
         rec[k] = st->s[k] + first;
     r->visit = &v;
-    rc = vs_run_write_size(r, d->p, bytes, warm, st->batch, rec, st->n - first, visit_ns);
+    rc = vs_record_size(r, d->p, bytes, warm, st->batch, rec, st->n - first, visit_ns);
     r->visit = NULL;
     if (rc)
         return rc;

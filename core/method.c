@@ -190,38 +190,3 @@ int vs_method_check(struct vs_options *o, char *err, size_t errlen)
     return rc;
 }
 
-static const char *order_name(vs_order_t o)
-{
-    return o == VS_ORDER_SHUFFLED ? "shuffled" : o == VS_ORDER_INTERLEAVED ? "interleaved" : "sequential";
-}
-
-void vs_method_schedule_json(const vs_method_t *m, vs_json_t *j)
-{
-    vs_json_kstr(j, "order", order_name(m->order));
-    vs_json_kint(j, "seed", (int64_t)m->seed);
-    if (m->precision == 0)
-        vs_json_kint(j, "rounds", m->rounds); /* with --precision: until each size stops */
-    vs_json_kint(j, "perturb_bytes", (int64_t)m->perturb);
-    vs_json_key(j, "adaptive");
-    if (!m->adaptive) {
-        vs_json_bool(j, 0);
-        return;
-    }
-    vs_json_obj_begin(j);
-    vs_json_knum(j, "tol_pct", m->adaptive_tol * 100);
-    vs_json_kint(j, "min_gap_bytes", (int64_t)m->adaptive_gap_b);
-    vs_json_knum(j, "min_gap_pct", m->adaptive_gap_frac * 100);
-    vs_json_kint(j, "max_sizes", m->adaptive_max_sizes);
-    vs_json_obj_end(j);
-}
-
-void vs_method_iterations_json(const vs_method_t *m, vs_json_t *j)
-{
-    vs_json_kstr(j, "mode", m->precision > 0 ? "precision" : "fixed");
-    if (m->precision > 0) {
-        vs_json_knum(j, "precision_pct", m->precision * 100);
-        vs_json_kint(j, "min_iterations", m->min_iterations);
-        vs_json_kint(j, "max_iterations", m->max_iterations);
-        vs_json_knum(j, "max_seconds_per_size", m->max_seconds);
-    }
-}

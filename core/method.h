@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
 
 typedef enum { VS_ORDER_SEQUENTIAL, VS_ORDER_SHUFFLED, VS_ORDER_INTERLEAVED } vs_order_t;
 typedef enum { VS_CLOCK_MONOTONIC, VS_CLOCK_TSC } vs_clock_t;
@@ -65,8 +64,5 @@ int vs_method_parse(vs_method_t *m, int c, const char *arg, char *err, size_t er
 /* After all options: consistency checks, --perturb applied to o->sizes, the
  * seed chosen.  0 or -EINVAL + err. */
 int vs_method_check(struct vs_options *o, char *err, size_t errlen);
-/* Run record: the schedule's order fields, and the repetition fields. */
-void vs_method_schedule_json(const vs_method_t *m, vs_json_t *j);
-void vs_method_iterations_json(const vs_method_t *m, vs_json_t *j);
 
 #endif

@@ -3,8 +3,6 @@
 #include <math.h>
 
 #include "drift.h"
-#include "schedule.h"
-#include "validate.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -76,37 +74,6 @@ int vs_run_bcast_long(vs_run_t *r, long *x)
         *x = all[0];
     free(all);
     return rc ? vs_run_fail(r, rc, "bootstrap exchange failed") : 0;
-}
-
-int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
-                      int64_t *const *series, long n, uint64_t elapsed_ns)
-{
-    if (!r->writer)
-        return 0;
-    vs_json_t j;
-    vs_json_init(&j);
-    vs_json_obj_begin(&j);
-    vs_json_kstr(&j, "record", "size");
-    vs_json_kint(&j, "bytes", (int64_t)bytes);
-    vs_json_kint(&j, "iterations", n);
-    vs_json_kint(&j, "warmup", warmup);
-    vs_json_kint(&j, "batch", batch);
-    for (int k = 0; k < VS_MAX_SERIES && p->series[k]; k++) {
-        vs_json_key(&j, k == 0 ? "samples_ns" : p->series[k]);
-        vs_json_arr_begin(&j);
-        for (long i = 0; i < n; i++)
-            vs_json_int(&j, series[k][i]);
-        vs_json_arr_end(&j);
-    }
-    vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
-    if (r->drift && isfinite(r->drift_ns))
-        vs_json_knum(&j, "drift_ns", r->drift_ns);
-    vs_validate_json(r, &j);
-    vs_visit_json(r->visit, &j);
-    vs_json_obj_end(&j);
-    int rc = vs_writer_record(r->writer, &j, 1);
-    vs_json_free(&j);
-    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
 }
 
 int vs_run_drift(vs_run_t *r)

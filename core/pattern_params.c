@@ -66,20 +66,3 @@ long vs_pattern_window(const vs_options_t *o)
     return o->window ? o->window : VS_DEFAULT_WINDOW;
 }
 
-void vs_pattern_params_json(const vs_options_t *o, vs_json_t *j)
-{
-    vs_json_key(j, "pattern_params");
-    vs_json_obj_begin(j);
-    if (!strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream"))
-        vs_json_kint(j, "window", vs_pattern_window(o));
-    if (!strcmp(o->pattern, "doublebuffer")) {
-        vs_json_kstr(j, "progress", o->progress ? o->progress : "none");
-        if (o->poll_every)
-            vs_json_kint(j, "poll_every", o->poll_every);
-        vs_json_kstr(j, "element", "double");
-    }
-    if (!strcmp(o->pattern, "pingpong"))
-        vs_json_kstr(j, "buffers", vs_pattern_buffers_shared(o) ? "shared" : "separate");
-    vs_json_obj_end(j);
-    vs_json_kbool(j, "validate", o->validate);
-}

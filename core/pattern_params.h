@@ -5,7 +5,6 @@
 
 #include <stddef.h>
 
-#include "json.h"
 #include "options.h"
 
 enum { VS_DEFAULT_WINDOW = 64, VS_MAX_WINDOW = 4096 };
@@ -20,7 +19,5 @@ int vs_pattern_buffers_shared(const vs_options_t *o);
 int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen);
 /* --window, or the default. */
 long vs_pattern_window(const vs_options_t *o);
-/* "pattern_params": {...}, "validate": bool (inside the run record). */
-void vs_pattern_params_json(const vs_options_t *o, vs_json_t *j);
 
 #endif

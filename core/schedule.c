@@ -163,15 +163,3 @@ long vs_adaptive_next(const vs_point_t *pts, size_t n, int next_pass, const vs_a
     return (long)nc;
 }
 
-void vs_visit_json(const vs_visit_t *v, vs_json_t *j)
-{
-    if (!v)
-        return;
-    vs_json_kint(j, "round", v->round);
-    vs_json_kint(j, "position", v->position);
-    vs_json_kint(j, "pass", v->pass);
-    vs_json_kbool(j, "adaptive", v->pass > 0);
-    vs_json_knum(j, "precision_pct", isfinite(v->precision) ? v->precision * 100 : NAN);
-    if (v->stop)
-        vs_json_kstr(j, "stop", v->stop);
-}

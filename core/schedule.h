@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
 #include "sizes.h"
 
 /* Where one size record sits in the run: written into it by
@@ -20,9 +19,6 @@ typedef struct vs_visit {
                         * all samples of the size so far (INFINITY: none) */
     const char *stop;  /* --precision: why the size stopped, on its last record */
 } vs_visit_t;
-
-/* The visit's fields; nothing when v is NULL. */
-void vs_visit_json(const vs_visit_t *v, vs_json_t *j);
 
 /* Add s - k and s + k for every size s (never below 0, never above the
  * largest size allowed); the result stays sorted without duplicates. */

@@ -50,12 +50,3 @@ long vs_timer_batch_for(const vs_timer_info_t *info, double rtt_ns, long max_k)
     return (long)k;
 }
 
-void vs_timer_json_extra(const vs_timer_info_t *info, vs_json_t *j)
-{
-    vs_json_kbool(j, "tsc_invariant", info->tsc_invariant);
-    if (!info->use_tsc)
-        return;
-    vs_json_knum(j, "tsc_hz", info->tsc_hz);
-    vs_json_knum(j, "tsc_calibration_error_ppm", info->tsc_error_ppm);
-    vs_json_kstr(j, "tsc_calibrated_against", "CLOCK_MONOTONIC");
-}

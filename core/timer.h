@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "json.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -62,10 +61,6 @@ int vs_tsc_invariant(void);
 /* Ticks per second against CLOCK_MONOTONIC over `rounds` windows of
  * window_ms each; *error_ppm = largest departure of one window from the mean. */
 double vs_tsc_calibrate(int rounds, int window_ms, double *error_ppm);
-
-/* The run record's timer fields beyond clock, resolution and cost:
- * tsc_invariant, and with the counter tsc_hz and tsc_calibration_error_ppm. */
-void vs_timer_json_extra(const vs_timer_info_t *info, vs_json_t *j);
 
 /* Round trips per sample so that one clock read costs under 1 % of a
  * sample, given an estimated round-trip time; at least 1, at most max_k. */

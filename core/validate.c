@@ -163,26 +163,23 @@ int vs_validate_size(vs_run_t *r, size_t bytes, int phase)
     return 0;
 }
 
-void vs_validate_json(vs_run_t *r, vs_json_t *j)
+int vs_validate_finding(const vs_run_t *r, vs_validate_finding_t *out)
 {
-    struct vs_validate *v = r->validate;
+    const struct vs_validate *v = r->validate;
     if (!r->opt->validate || !v)
-        return;
-    vs_json_kbool(j, "valid", v->found.offset < 0);
-    if (v->found.offset < 0)
-        return;
-    char dir[32];
-    snprintf(dir, sizeof dir, "%d->%d", v->from, 1 - v->from);
-    vs_json_key(j, "validation");
-    vs_json_obj_begin(j);
-    vs_json_kstr(j, "phase", v->found.phase == VS_VALIDATE_BEFORE ? "before" : "after");
-    vs_json_kint(j, "round", v->found.round);
-    vs_json_kstr(j, "direction", dir);
-    vs_json_kint(j, "offset", v->found.offset);
-    vs_json_kint(j, "expected", v->found.expected);
-    vs_json_kint(j, "got", v->found.got);
-    vs_json_kint(j, "differing_bytes", v->found.differing);
-    vs_json_obj_end(j);
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->valid = v->found.offset < 0;
+    if (!out->valid) {
+        out->after = v->found.phase == VS_VALIDATE_AFTER;
+        out->round = v->found.round;
+        out->from = v->from;
+        out->offset = v->found.offset;
+        out->expected = v->found.expected;
+        out->got = v->found.got;
+        out->differing = v->found.differing;
+    }
+    return 1;
 }
 
 void vs_validate_free(vs_run_t *r)

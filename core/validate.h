@@ -7,8 +7,7 @@
 #define VS_VALIDATE_H
 
 #include <stddef.h>
-
-#include "json.h"
+#include <stdint.h>
 
 struct vs_run;
 
@@ -18,9 +17,17 @@ enum { VS_VALIDATE_BEFORE = 0, VS_VALIDATE_AFTER = 1 };
  * the payload differed (that is a result, recorded for the size); an error
  * only when the exchange itself failed. */
 int vs_validate_size(struct vs_run *r, size_t bytes, int phase);
-/* Size-record fields ("valid", "validation") for the size just checked;
- * nothing without --validate. */
-void vs_validate_json(struct vs_run *r, vs_json_t *j);
+/* What the checks of the size just measured found, for its size record. */
+typedef struct vs_validate_finding {
+    int valid;          /* every payload matched */
+    int after;          /* first mismatch: 0 before the warm-up, 1 after the samples */
+    int round, from;    /* its exchange and sender (rank 0 or 1) */
+    int64_t offset, differing;
+    int expected, got;  /* the first differing byte's values */
+} vs_validate_finding_t;
+
+/* 1 with *out filled when the run validates payloads, else 0. */
+int vs_validate_finding(const struct vs_run *r, vs_validate_finding_t *out);
 void vs_validate_free(struct vs_run *r);
 
 #endif

@@ -14,10 +14,8 @@ struct vs_writer {
     char *path;
     pthread_mutex_t lock;
     int ended;
-    long sizes;
-    int n_extra;
-    const char *extra_key[4];
-    double extra_val[4];
+    vs_writer_end_fn format_end;
+    vs_writer_end_t end; /* sizes_completed and the numbers to add */
 };
 
 void vs_iso8601_now(char *buf, size_t len)
@@ -31,7 +29,7 @@ void vs_iso8601_now(char *buf, size_t len)
     snprintf(buf, len, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
 }
 
-vs_writer_t *vs_writer_open(const char *path, char *err, size_t errlen)
+vs_writer_t *vs_writer_open(const char *path, vs_writer_end_fn format_end, char *err, size_t errlen)
 {
     vs_writer_t *w = calloc(1, sizeof *w);
     if (!w) {
@@ -45,6 +43,7 @@ vs_writer_t *vs_writer_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     w->path = strdup(path);
+    w->format_end = format_end;
     pthread_mutex_init(&w->lock, NULL);
     return w;
 }
@@ -81,7 +80,7 @@ int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size)
     pthread_mutex_lock(&w->lock);
     int rc = w->ended ? -EPIPE : put_line(w, j->buf, j->len);
     if (!rc && is_size)
-        w->sizes++;
+        w->end.sizes_completed++;
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
@@ -97,19 +96,11 @@ int vs_writer_end(vs_writer_t *w, const char *status, const char *message)
     int rc = 0;
     if (!w->ended) {
         w->ended = 1;
-        char when[40];
-        vs_iso8601_now(when, sizeof when);
+        w->end.status = status;
+        w->end.message = message ? message : "";
         vs_json_t j;
         vs_json_init(&j);
-        vs_json_obj_begin(&j);
-        vs_json_kstr(&j, "record", "end");
-        vs_json_kstr(&j, "status", status);
-        vs_json_kstr(&j, "message", message ? message : "");
-        vs_json_kint(&j, "sizes_completed", w->sizes);
-        vs_json_kstr(&j, "end_time", when);
-        for (int i = 0; i < w->n_extra; i++)
-            vs_json_knum(&j, w->extra_key[i], w->extra_val[i]);
-        vs_json_obj_end(&j);
+        w->format_end(&j, &w->end);
         rc = j.oom ? -ENOMEM : put_line(w, j.buf, j.len);
         vs_json_free(&j);
     }
@@ -121,9 +112,9 @@ int vs_writer_end(vs_writer_t *w, const char *status, const char *message)
 void vs_writer_end_num(vs_writer_t *w, const char *key, double value)
 {
     pthread_mutex_lock(&w->lock);
-    if (w->n_extra < 4) {
-        w->extra_key[w->n_extra] = key;
-        w->extra_val[w->n_extra++] = value;
+    if (w->end.n_extra < VS_WRITER_END_EXTRA) {
+        w->end.extra_key[w->end.n_extra] = key;
+        w->end.extra_val[w->end.n_extra++] = value;
     }
     pthread_mutex_unlock(&w->lock);
 }

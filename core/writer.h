@@ -8,8 +8,20 @@
 
 typedef struct vs_writer vs_writer_t;
 
-/* Open (truncate) path.  Returns NULL with the reason in err. */
-vs_writer_t *vs_writer_open(const char *path, char *err, size_t errlen);
+/* What the end record says; its format is record.c's (vs_record_end). */
+#define VS_WRITER_END_EXTRA 4
+typedef struct vs_writer_end {
+    const char *status, *message;
+    long sizes_completed;  /* "size" records written */
+    int n_extra;
+    const char *extra_key[VS_WRITER_END_EXTRA];
+    double extra_val[VS_WRITER_END_EXTRA];
+} vs_writer_end_t;
+typedef void (*vs_writer_end_fn)(vs_json_t *j, const vs_writer_end_t *end);
+
+/* Open (truncate) path; format_end builds the end record.  Returns NULL with
+ * the reason in err. */
+vs_writer_t *vs_writer_open(const char *path, vs_writer_end_fn format_end, char *err, size_t errlen);
 
 /* Append the record built in j (one JSON object) and flush it to disk.
  * Thread-safe.  Counts "size" records when is_size is set. */
@@ -19,7 +31,7 @@ int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size);
  * call from the watchdog while the main thread is stuck. */
 int vs_writer_end(vs_writer_t *w, const char *status, const char *message);
 
-/* A number to add to the end record when it is written (up to 4). */
+/* A number to add to the end record when it is written (up to VS_WRITER_END_EXTRA). */
 void vs_writer_end_num(vs_writer_t *w, const char *key, double value);
 
 /* Close and delete the file: nothing was measured (the run failed before

@@ -11,6 +11,7 @@
 
 #include "drift.h"
 #include "placement.h"
+#include "record.h"
 #include "topo.h"
 
 #define NRANKS 2
@@ -65,9 +66,9 @@ static void *rank_main(void *arg)
         vs_json_init(&j);
         vs_json_obj_begin(&j);
         vs_json_key(&j, "placement");
-        vs_placement_json(p, &j);
+        vs_record_placement(p, &j);
         vs_json_key(&j, "topology");
-        vs_topology_json(p, &j);
+        vs_record_topology(p, &j);
         vs_json_obj_end(&j);
         snprintf(r->json, sizeof r->json, "%s", j.buf ? j.buf : "");
         vs_json_free(&j);
