@@ -78,6 +78,17 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
         snprintf(err, errlen, "%s lacks a mandatory operation", path);
         goto close_handle;
     }
+    int nmem = !!ops->mem_alloc + !!ops->mem_free + !!ops->mem_fill + !!ops->mem_compare;
+    if (nmem != 0 && nmem != 4) {
+        snprintf(err, errlen, "%s declares %d of the 4 memory operations (mem_alloc, mem_free, mem_fill, "
+                              "mem_compare): all or none", path, nmem);
+        goto close_handle;
+    }
+    if (!ops->bootstrap != !ops->launcher || (ops->launcher && (!ops->launcher->kind || !ops->launcher->program))) {
+        snprintf(err, errlen, "%s: a module with its own bootstrap names its launcher (kind and program), "
+                              "and only such a module does", path);
+        goto close_handle;
+    }
     m->handle = h;
     m->ops = ops;
     snprintf(m->path, sizeof m->path, "%s", path);
@@ -149,9 +160,58 @@ void vs_module_unload(vs_module_t *m)
     memset(m, 0, sizeof *m);
 }
 
+static void json_list(vs_json_t *j, const char *key, const char *const *items)
+{
+    vs_json_key(j, key);
+    vs_json_arr_begin(j);
+    for (int i = 0; items && items[i]; i++)
+        vs_json_str(j, items[i]);
+    vs_json_arr_end(j);
+}
+
+/* What a module declares, as JSON (after "OK\t"): what campaigns and tests
+ * ask instead of knowing transports by name. */
+static void probe_json(const vs_module_t *m, const char *ver, const char *details, char *out, size_t len)
+{
+    const vs_transport_ops_t *ops = m->ops;
+    vs_json_t j;
+    vs_json_init(&j);
+    vs_json_obj_begin(&j);
+    vs_json_kstr(&j, "name", ops->name);
+    vs_json_kbool(&j, "loads", 1);
+    vs_json_kstr(&j, "summary", ops->summary ? ops->summary : "");
+    vs_json_kstr(&j, "version", ver);
+    vs_json_kstr(&j, "details", details);
+    vs_json_kstr(&j, "path", m->path);
+    vs_json_kbool(&j, "bootstrap", ops->bootstrap != NULL);
+    vs_json_key(&j, "launcher");
+    if (ops->launcher) {
+        vs_json_obj_begin(&j);
+        vs_json_kstr(&j, "kind", ops->launcher->kind);
+        vs_json_kstr(&j, "program", ops->launcher->program);
+        if (ops->launcher->srun_mpi)
+            vs_json_kstr(&j, "srun_mpi", ops->launcher->srun_mpi);
+        else {
+            vs_json_key(&j, "srun_mpi");
+            vs_json_null(&j);
+        }
+        vs_json_obj_end(&j);
+    } else {
+        vs_json_null(&j);
+    }
+    json_list(&j, "env_prefixes", ops->env_prefixes);
+    json_list(&j, "env_wiring", ops->env_wiring);
+    vs_json_kstr(&j, "memory", ops->mem_alloc ? "module" : "host");
+    vs_json_key(&j, "options");
+    vs_topts_json(ops, &j);
+    vs_json_obj_end(&j);
+    snprintf(out, len, "OK\t%s", j.oom ? "{}" : j.buf);
+    vs_json_free(&j);
+}
+
 /* Probe one module in a child: "OK\t<summary>\t<version>\t<details>" or "ERR\t<reason>";
- * newlines in details travel as '\v'. */
-static void probe(const char *path, const char *name, char *line, size_t len)
+ * newlines in details travel as '\v'.  With json: "OK\t<object>" (probe_json). */
+static void probe(const char *path, const char *name, int json, char *line, size_t len)
 {
     int fds[2];
     if (pipe(fds)) {
@@ -162,7 +222,7 @@ static void probe(const char *path, const char *name, char *line, size_t len)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        char err[1024], ver[512] = "", out[8192], details[4096] = "";
+        char err[1024], ver[512] = "", out[16384], details[4096] = "";
         vs_module_t m;
         if (open_path(path, RTLD_NOW | RTLD_LOCAL, name, &m, err, sizeof err))
             snprintf(out, sizeof out, "ERR\t%s", err);
@@ -183,7 +243,14 @@ static void probe(const char *path, const char *name, char *line, size_t len)
             for (char *p = ver; *p; p++)
                 if (*p == '\n' || *p == '\t')
                     *p = ' ';
-            snprintf(out, sizeof out, "OK\t%s\t%s\t%s", m.ops->summary ? m.ops->summary : "", ver, details);
+            if (json) {
+                for (char *p = details; *p; p++)
+                    if (*p == '\v')
+                        *p = '\n';
+                probe_json(&m, ver, details, out, sizeof out);
+            } else {
+                snprintf(out, sizeof out, "OK\t%s\t%s\t%s", m.ops->summary ? m.ops->summary : "", ver, details);
+            }
         }
         for (char *p = out; *p; p++)
             if (*p == '\n')
@@ -213,7 +280,7 @@ static void probe(const char *path, const char *name, char *line, size_t len)
         snprintf(line, len, "ERR\tthe probe crashed or hung while loading it");
 }
 
-int vs_module_list(FILE *out)
+int vs_module_list(FILE *out, int json)
 {
     char dirs[MAX_DIRS][PATH_MAX];
     int nd = module_dirs(dirs, MAX_DIRS);
@@ -229,10 +296,34 @@ int vs_module_list(FILE *out)
             memcpy(paths[k], paths[k - 1], sizeof tp);
             memcpy(paths[k - 1], tp, sizeof tp);
         }
+    if (json) {
+        fputs("[", out);
+        for (int i = 0; i < n; i++) {
+            char line[16384];
+            probe(paths[i], names[i], 1, line, sizeof line);
+            fputs(i ? ",\n " : "\n ", out);
+            if (!strncmp(line, "OK\t", 3)) {
+                fputs(line + 3, out);
+                continue;
+            }
+            vs_json_t j;
+            vs_json_init(&j);
+            vs_json_obj_begin(&j);
+            vs_json_kstr(&j, "name", names[i]);
+            vs_json_kbool(&j, "loads", 0);
+            vs_json_kstr(&j, "reason", strncmp(line, "ERR\t", 4) ? line : line + 4);
+            vs_json_kstr(&j, "path", paths[i]);
+            vs_json_obj_end(&j);
+            fputs(j.oom ? "{}" : j.buf, out);
+            vs_json_free(&j);
+        }
+        fputs("\n]\n", out);
+        return 0;
+    }
     fprintf(out, "%-10s %-6s %s\n", "TRANSPORT", "LOADS", "LIBRARY VERSION / REASON");
     for (int i = 0; i < n; i++) {
         char line[8192];
-        probe(paths[i], names[i], line, sizeof line);
+        probe(paths[i], names[i], 0, line, sizeof line);
         char *fields[4] = {line, NULL, NULL, NULL};
         for (int f = 1; f < 4; f++) {
             char *tab = fields[f - 1] ? strchr(fields[f - 1], '\t') : NULL;

@@ -20,6 +20,6 @@ void vs_module_unload(vs_module_t *m);
 
 /* --list: every module found, whether it loads, its library version.
  * Each module is probed in a child process so that libraries never meet. */
-int vs_module_list(FILE *out);
+int vs_module_list(FILE *out, int json);
 
 #endif

@@ -381,7 +381,7 @@ int main(int argc, char **argv)
         switch (o.action) {
         case VS_ACTION_HELP: vs_options_usage(stdout); code = EXIT_OK; break;
         case VS_ACTION_VERSION: printf("versus-run %s (%s)\n", VS_VERSION, VS_REVISION); code = EXIT_OK; break;
-        case VS_ACTION_LIST: code = vs_module_list(stdout) ? EXIT_FAIL : EXIT_OK; break;
+        case VS_ACTION_LIST: code = vs_module_list(stdout, o.json) ? EXIT_FAIL : EXIT_OK; break;
         case VS_ACTION_TOPOLOGY: code = vs_topology_print(stdout) ? EXIT_FAIL : EXIT_OK; break;
         default: code = run(&o); break;
         }

@@ -15,7 +15,7 @@ void vs_options_usage(FILE *out)
 {
     fputs(
 "Usage: versus-run --transport NAME [options]\n"
-"       versus-run --list | --topology | --help | --version\n"
+"       versus-run --list [--json] | --topology | --help | --version\n"
 "\n"
 "Measures point-to-point communication between two processes the same way over\n"
 "every transport, writes raw samples as JSON Lines and prints an OSU-style table.\n"
@@ -26,6 +26,8 @@ void vs_options_usage(FILE *out)
 "  -o, --transport-opt K=V   option for the module, repeatable (e.g. provider=tcp,\n"
 "                            mode=block); an unknown key is an error\n"
 "      --list                list transport modules, whether they load, library version\n"
+"      --list --json         the same as JSON, with what each module declares: its\n"
+"                            options, launcher, environment prefixes, memory\n"
 "\n"
 "Pattern\n"
 "  -p, --pattern NAME        pattern to run (default pingpong); see below\n"
@@ -119,7 +121,7 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 }
 
 enum {
-    OPT_LIST = 1000, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
+    OPT_LIST = 1000, OPT_JSON, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
     OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
     OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS,
 };
@@ -128,6 +130,7 @@ static const struct option long_opts[] = {
     {"transport", required_argument, 0, 't'},
     {"transport-opt", required_argument, 0, 'o'},
     {"list", no_argument, 0, OPT_LIST},
+    {"json", no_argument, 0, OPT_JSON},
     {"pattern", required_argument, 0, 'p'},
     {"variant", required_argument, 0, 'V'},
     {"sizes", required_argument, 0, 's'},
@@ -205,6 +208,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
             break;
         }
         case OPT_LIST: o->action = VS_ACTION_LIST; break;
+        case OPT_JSON: o->json = 1; break;
         case OPT_TOPOLOGY: o->action = VS_ACTION_TOPOLOGY; break;
         case 'p': o->pattern = optarg; break;
         case 'V': o->variant = optarg; break;
@@ -286,6 +290,10 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         return rc;
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return -EINVAL;
+    }
+    if (o->json && o->action != VS_ACTION_LIST) {
+        snprintf(err, errlen, "--json goes with --list (versus-run --list --json)");
         return -EINVAL;
     }
     if (o->action != VS_ACTION_RUN)

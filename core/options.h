@@ -17,6 +17,7 @@ typedef enum { VS_ACTION_RUN, VS_ACTION_HELP, VS_ACTION_VERSION, VS_ACTION_LIST,
 
 typedef struct vs_options {
     vs_action_t action;
+    int json;               /* --list --json */
     const char *transport;
     vs_kv_t topts[VS_MAX_TOPTS];
     size_t n_topts;

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "drift.h"
+#include "memory.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -35,33 +36,13 @@ const vs_pattern_t *vs_pattern_find(const char *name)
 
 int vs_run_buffer_alloc(vs_run_t *r, vs_mem_t *mem, size_t len)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    size_t alloc = len ? len : 1;
-    alloc = (alloc + (size_t)page - 1) / (size_t)page * (size_t)page;
-    memset(mem, 0, sizeof *mem);
-    if (posix_memalign(&mem->addr, (size_t)page, alloc))
-        return vs_run_fail(r, -ENOMEM, "cannot allocate a %zu-byte buffer", alloc);
-    memset(mem->addr, 0xa5, alloc); /* touch every page before timing */
-    mem->len = alloc;
-    if (r->ops->mem_reg) {
-        int rc = r->ops->mem_reg(r->t, mem);
-        if (rc) {
-            free(mem->addr);
-            mem->addr = NULL;
-            return vs_run_fail(r, rc, "cannot register a %zu-byte buffer", alloc);
-        }
-    }
-    return 0;
+    int rc = vs_mem_alloc(r->ops, r->t, mem, len);
+    return rc ? vs_run_fail(r, rc, "cannot allocate and register a %zu-byte buffer", len) : 0;
 }
 
 void vs_run_buffer_free(vs_run_t *r, vs_mem_t *mem)
 {
-    if (!mem->addr)
-        return;
-    if (r->ops->mem_dereg)
-        r->ops->mem_dereg(r->t, mem);
-    free(mem->addr);
-    memset(mem, 0, sizeof *mem);
+    vs_mem_release(r->ops, r->t, mem);
 }
 
 int vs_run_bcast_long(vs_run_t *r, long *x)

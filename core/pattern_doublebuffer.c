@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory.h"
 #include "pattern.h"
 #include "pattern_params.h"
 #include "prng.h"
@@ -252,6 +253,9 @@ static int compute_only(vs_run_t *r, db_t *p, size_t bytes, long n, long batch, 
 
 static int db_setup(vs_run_t *r, size_t max_bytes, void **state)
 {
+    if (!vs_mem_host(r->ops))
+        return vs_run_fail(r, -EINVAL, "doublebuffer computes on its buffers in host memory; transport %s keeps "
+                                        "its own (memory operations)", r->ops->name);
     db_t *p = calloc(1, sizeof *p);
     if (!p)
         return vs_run_fail(r, -ENOMEM, "cannot allocate pattern state");

@@ -241,31 +241,28 @@ static void timer_json_extra(const vs_timer_info_t *info, vs_json_t *j)
     vs_json_kstr(j, "tsc_calibrated_against", "CLOCK_MONOTONIC");
 }
 
-/* Variables that tune the libraries, recorded with the run. */
-static void json_env(vs_json_t *j)
+static int has_prefix(const char *s, const char *const *prefixes)
 {
-    static const char *const prefixes[] = {"OMPI_MCA_", "MPIR_CVAR_", "MPICH_", "HYDRA_", "UCX_", "FI_", "VERSUS_", NULL};
-    /* set by the launchers themselves to wire the job, not tuning */
-    static const char *const wiring[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir", NULL};
+    for (int i = 0; prefixes && prefixes[i]; i++)
+        if (!strncmp(s, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+/* Variables that tune the library (the module's prefixes) or versus itself,
+ * without those the launchers set to wire the job. */
+static void json_env(const vs_transport_ops_t *ops, vs_json_t *j)
+{
+    static const char *const own[] = {"VERSUS_", NULL};
     extern char **environ;
     vs_json_obj_begin(j);
     for (char **e = environ; *e; e++) {
-        int skip = 0;
-        for (int w = 0; wiring[w]; w++)
-            skip |= !strncmp(*e, wiring[w], strlen(wiring[w]));
-        if (skip)
+        const char *eq = strchr(*e, '=');
+        if (!eq || has_prefix(*e, ops->env_wiring) || !(has_prefix(*e, own) || has_prefix(*e, ops->env_prefixes)))
             continue;
-        for (int p = 0; prefixes[p]; p++) {
-            if (strncmp(*e, prefixes[p], strlen(prefixes[p])))
-                continue;
-            const char *eq = strchr(*e, '=');
-            if (!eq)
-                break;
-            char key[256];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-            vs_json_kstr(j, key, eq + 1);
-            break;
-        }
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+        vs_json_kstr(j, key, eq + 1);
     }
     vs_json_obj_end(j);
 }
@@ -378,7 +375,7 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     vs_json_knum(&j, "start_ns", facts->drift_start_ns);
     vs_json_obj_end(&j);
     vs_json_key(&j, "env");
-    json_env(&j);
+    json_env(r->ops, &j);
     vs_json_obj_end(&j);
     int rc = vs_writer_record(r->writer, &j, 0);
     vs_json_free(&j);

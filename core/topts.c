@@ -101,6 +101,26 @@ int vs_topts_check(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, c
     return 0;
 }
 
+void vs_topts_json(const vs_transport_ops_t *ops, vs_json_t *j)
+{
+    static const char *const kinds[] = {"text", "bytes", "count", "choice", "number"};
+    vs_json_arr_begin(j);
+    for (size_t i = 0; i < ops->n_options; i++) {
+        const vs_option_t *op = &ops->options[i];
+        vs_json_obj_begin(j);
+        vs_json_kstr(j, "key", op->key);
+        vs_json_kstr(j, "kind", (unsigned)op->kind < 5 ? kinds[op->kind] : "text");
+        if (op->kind == VS_OPT_CHOICE)
+            vs_json_kstr(j, "choices", op->choices);
+        if (op->max_bytes)
+            vs_json_kint(j, "max", (int64_t)op->max_bytes);
+        vs_json_kstr(j, "default", op->def ? op->def : "");
+        vs_json_kstr(j, "help", op->help ? op->help : "");
+        vs_json_obj_end(j);
+    }
+    vs_json_arr_end(j);
+}
+
 void vs_topts_describe(const vs_transport_ops_t *ops, char *buf, size_t len)
 {
     size_t used = 0;

@@ -7,11 +7,15 @@
 
 #include <versus/transport.h>
 
+#include "json.h"
+
 /* 0 when every pair names a key of ops->options once with a value of its
  * kind; else -EINVAL with a message in err that lists what the module takes. */
 int vs_topts_check(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, char *err, size_t errlen);
 
 /* One line per option ("key=VALUE  help (default: d)"), '\n'-separated. */
 void vs_topts_describe(const vs_transport_ops_t *ops, char *buf, size_t len);
+/* The table as a JSON array of {key, kind, choices, max, default, help}. */
+void vs_topts_json(const vs_transport_ops_t *ops, vs_json_t *j);
 
 #endif

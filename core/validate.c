@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory.h"
 #include "pattern.h"
 #include "prng.h"
 
@@ -42,9 +43,10 @@ static uint64_t payload_seed(size_t bytes, int phase, int round, int sender)
 }
 
 #if VS_FAULT_INJECTION
-/* Test builds only: VERSUS_FAULT_CORRUPT=1 flips one byte of the payload rank
- * 1 receives in the first exchange after the measurement, at every size > 0
- * or only at VERSUS_FAULT_CORRUPT_SIZE bytes. */
+/* Test builds only: VERSUS_FAULT_CORRUPT=1 flips one byte of what rank 1
+ * expects in the first exchange after the measurement (so the payload it
+ * received differs there), at every size > 0 or only at
+ * VERSUS_FAULT_CORRUPT_SIZE bytes. */
 static void fault_corrupt(int rank, unsigned char *buf, size_t bytes, int phase, int round)
 {
     const char *on = getenv("VERSUS_FAULT_CORRUPT");
@@ -88,35 +90,36 @@ static int exchange_once(vs_run_t *r, struct vs_validate *v, size_t bytes, int p
     int peer = 1 - r->rank;
     vs_req_t rreq, sreq;
     int rc;
-    vs_prng_fill_bytes(v->sbuf.addr, bytes, payload_seed(bytes, phase, round, r->rank));
-    memset(v->rbuf.addr, r->rank ? 0x3c : 0xc3, bytes); /* stale bytes never match by luck */
+    /* the payload and stale bytes that never match by luck, staged in want */
+    vs_prng_fill_bytes(v->want, bytes, payload_seed(bytes, phase, round, r->rank));
+    if ((rc = vs_mem_fill(ops, r->t, &v->sbuf, v->want, bytes)))
+        return vs_run_fail(r, rc, "payload check: cannot fill a %zu-byte send buffer", bytes);
+    memset(v->want, r->rank ? 0x3c : 0xc3, bytes);
+    if ((rc = vs_mem_fill(ops, r->t, &v->rbuf, v->want, bytes)))
+        return vs_run_fail(r, rc, "payload check: cannot fill a %zu-byte receive buffer", bytes);
     if ((rc = ops->post_recv(r->t, &v->rbuf, bytes, peer, TAG, &rreq)))
         return vs_run_fail(r, rc, "payload check: posting a %zu-byte receive failed", bytes);
     if ((rc = ops->post_send(r->t, &v->sbuf, bytes, peer, TAG, &sreq)))
         return vs_run_fail(r, rc, "payload check: posting a %zu-byte send failed", bytes);
     if ((rc = ops->wait(r->t, &sreq)) || (rc = ops->wait(r->t, &rreq)))
         return vs_run_fail(r, rc, "payload check: exchanging %zu bytes failed", bytes);
-    unsigned char *got = v->rbuf.addr;
-#if VS_FAULT_INJECTION
-    fault_corrupt(r->rank, got, bytes, phase, round);
-#endif
     vs_prng_fill_bytes(v->want, bytes, payload_seed(bytes, phase, round, peer));
-    if (mine->offset >= 0 || !memcmp(got, v->want, bytes))
+#if VS_FAULT_INJECTION
+    fault_corrupt(r->rank, v->want, bytes, phase, round);
+#endif
+    if (mine->offset >= 0)
         return 0;
-    int64_t first = -1, n = 0;
-    for (size_t i = 0; i < bytes; i++) {
-        if (got[i] != v->want[i]) {
-            if (first < 0)
-                first = (int64_t)i;
-            n++;
-        }
-    }
+    vs_mem_diff_t d;
+    if ((rc = vs_mem_compare(ops, r->t, &v->rbuf, v->want, bytes, &d)))
+        return vs_run_fail(r, rc, "payload check: cannot compare a %zu-byte receive buffer", bytes);
+    if (d.offset < 0)
+        return 0;
     mine->phase = phase;
     mine->round = round;
-    mine->offset = first;
-    mine->differing = n;
-    mine->expected = v->want[first];
-    mine->got = got[first];
+    mine->offset = d.offset;
+    mine->differing = d.count;
+    mine->expected = d.expected;
+    mine->got = d.got;
     return 0;
 }
 

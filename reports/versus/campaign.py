@@ -33,10 +33,10 @@ from pathlib import Path
 
 from .launches import CLAIM_LAUNCHES
 from .load import InputError
+from . import modules as vsmod
 from .progress import Progress
 
 SKIP_EXIT = 77
-MPI_TRANSPORTS = ("openmpi", "mpich")
 RUN_KEYS = {"id", "transport", "options", "env", "pattern", "variant", "variants", "sizes",
             "quick_sizes", "iterations", "iterations_large", "warmup", "warmup_large", "placement",
             "cpus", "launcher", "launches", "extra_args", "timeout", "np", "batch", "label"}
@@ -206,6 +206,7 @@ class RunnerInfo:
     path: str
     modules: dict[str, str]      # name -> "yes" or the reason it does not load
     patterns: list[str]
+    declared: dict[str, dict] = field(default_factory=dict)  # name -> what the module declares
 
 
 def probe_runner(path: str) -> RunnerInfo:
@@ -216,11 +217,12 @@ def probe_runner(path: str) -> RunnerInfo:
             return p.stdout + p.stderr
         except (OSError, subprocess.TimeoutExpired) as ex:
             raise InputError(f"{path} {' '.join(args)}: {ex}") from None
-    modules = {}
-    for line in out(["--list"]).splitlines():
-        m = re.match(r"^(\S+)\s+(yes|no)\s*(.*)$", line)
-        if m and m.group(1) != "TRANSPORT":
-            modules[m.group(1)] = "yes" if m.group(2) == "yes" else (m.group(3).strip() or "does not load")
+    try:
+        declared = vsmod.declared(path)
+    except vsmod.ModuleListError as ex:
+        raise InputError(str(ex)) from None
+    modules = {name: "yes" if m.get("loads") else (m.get("reason") or "does not load")
+               for name, m in declared.items()}
     patterns, inside = [], False
     for line in out(["--help"]).splitlines():
         if line.strip() == "Patterns":
@@ -232,20 +234,21 @@ def probe_runner(path: str) -> RunnerInfo:
                 patterns.append(m.group(1))
             elif line and not line.startswith(" "):
                 inside = False
-    return RunnerInfo(path, modules, patterns)
+    return RunnerInfo(path, modules, patterns, declared)
 
 
-def choose_launcher(spec: RunSpec, environ: dict) -> str:
+def choose_launcher(spec: RunSpec, environ: dict, module: dict | None = None) -> str:
     if spec.launcher != "auto":
         return spec.launcher
-    if environ.get("SLURM_JOB_ID"):
-        return "srun"
-    return {"openmpi": "mpirun", "mpich": "mpiexec"}.get(spec.transport, "local")
+    return vsmod.default_launcher(module, environ)
 
 
-def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = None) -> list[str]:
-    """The full argv of one run, launcher included."""
+def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = None,
+                  declared: dict[str, dict] | None = None) -> list[str]:
+    """The full argv of one run, launcher included; declared is what the modules say of
+    themselves (RunnerInfo.declared)."""
     environ = os.environ if environ is None else environ
+    declared = declared or {}
     args = [runner, "--transport", spec.transport, "--pattern", spec.pattern]
     args += ["--variant", spec.variant] if spec.variant else []
     args += ["--sizes", spec.sizes, "--out", str(out), "--quiet", "--launch-id", str(spec.launch_id)]
@@ -257,26 +260,13 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
         if val is not None:
             args += [flag, str(val)]
     args += spec.extra_args
-    launcher = choose_launcher(spec, environ)
-    np_ = str(spec.np)
-    if launcher == "local":
-        if spec.transport in MPI_TRANSPORTS:
-            raise InputError(f"run {spec.id}: transport {spec.transport} needs its MPI launcher, not local")
-        return args + ["--launch", "local", "-n", np_]
-    if launcher == "mpirun":
-        cmd = ["mpirun.openmpi", "-np", np_, "--oversubscribe", "--bind-to", "none"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            cmd.append("--allow-run-as-root")
-        for k in spec.env:
-            cmd += ["-x", k]
-        return cmd + args
-    if launcher == "mpiexec":
-        return ["mpiexec.mpich", "-n", np_] + args
-    if launcher == "srun":
-        mpi = {"openmpi": "pmix", "mpich": "pmi2"}.get(spec.transport)
-        cmd = ["srun", "-n", np_] + ([f"--mpi={mpi}"] if mpi else [])
-        return cmd + args
-    raise InputError(f"run {spec.id}: unknown launcher {launcher!r} (auto, local, mpirun, mpiexec, srun)")
+    module = declared.get(spec.transport)
+    launcher = choose_launcher(spec, environ, module)
+    try:
+        before, after = vsmod.wrap(launcher, spec.np, module, declared, env_keys=list(spec.env))
+    except ValueError as ex:
+        raise InputError(f"run {spec.id}: {ex}") from None
+    return before + args + after
 
 
 # ---------------------------------------------------------------- execution
@@ -372,7 +362,7 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
             bar.step(spec.id, "done before", 0.0)
         else:
             try:
-                cmd = build_command(spec, info.path, out.resolve(), environ)
+                cmd = build_command(spec, info.path, out.resolve(), environ, info.declared)
             except InputError as ex:
                 entry.update(status="failed", note=str(ex))
                 bar.step(spec.id, "failed", 0.0)

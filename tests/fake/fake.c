@@ -7,12 +7,21 @@
  * exchange no data: each spins on its own clock, so a ping-pong measured on
  * rank 0 sees rtt(len).  Options (--transport-opt): base_ns, ns_per_byte,
  * step_at, step_ns, noise_pct, seed.  Defaults: 1000 ns + 1 ns/B (1 GB/s),
- * +5000 ns from 3000 B on, no noise. */
+ * +5000 ns from 3000 B on, no noise.
+ *
+ * Built a second time as "fakemem" (VS_FAKE_MEMORY): the same, but it owns its
+ * buffers through the memory operations, as a device-memory module would.
+ * The address it hands core is a PROT_NONE mapping, so core touching a byte
+ * of it directly crashes the run; the bytes live in a shadow that only
+ * mem_fill and mem_compare reach.  With --verbose it says at close how often
+ * each operation was called. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <versus/transport.h>
 
@@ -21,7 +30,13 @@ typedef struct vs_transport {
     double base_ns, ns_per_byte, step_ns, noise_pct;
     long step_at;
     uint64_t rng;
+    long allocs, frees, fills, compares;
 } fake_t;
+
+#ifndef VS_FAKE_MEMORY
+#define VS_FAKE_MEMORY 0
+#endif
+#define FAKE_NAME (VS_FAKE_MEMORY ? "fakemem" : "fake")
 
 typedef struct fake_req {
     uint64_t deadline;
@@ -102,12 +117,84 @@ static int fake_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, 
 
 static void fake_close(vs_transport_t *t)
 {
+    if (VS_FAKE_MEMORY)
+        t->host->debug(t->host->core, "memory: %ld allocations, %ld frees, %ld fills, %ld compares", t->allocs,
+                       t->frees, t->fills, t->compares);
     free(t);
 }
 
+#if VS_FAKE_MEMORY
+/* desc points at the shadow: the only place the bytes are */
+typedef struct shadow {
+    unsigned char *bytes;
+    size_t map_len;
+} shadow_t;
+
+static int fake_mem_alloc(vs_transport_t *t, size_t len, vs_mem_t *mem)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), map_len = (len + page - 1) / page * page;
+    shadow_t *sh = calloc(1, sizeof *sh);
+    void *addr = mmap(NULL, map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!sh || addr == MAP_FAILED || !(sh->bytes = calloc(1, len))) {
+        if (addr != MAP_FAILED)
+            munmap(addr, map_len);
+        free(sh);
+        return -ENOMEM;
+    }
+    sh->map_len = map_len;
+    mem->addr = addr;
+    mem->len = len;
+    mem->desc = sh;
+    t->allocs++;
+    return 0;
+}
+
+static void fake_mem_free(vs_transport_t *t, vs_mem_t *mem)
+{
+    shadow_t *sh = mem->desc;
+    munmap(mem->addr, sh->map_len);
+    free(sh->bytes);
+    free(sh);
+    t->frees++;
+}
+
+static int fake_mem_fill(vs_transport_t *t, vs_mem_t *mem, size_t off, const void *src, size_t len)
+{
+    shadow_t *sh = mem->desc;
+    if (off + len > mem->len)
+        return -EMSGSIZE;
+    memcpy(sh->bytes + off, src, len);
+    t->fills++;
+    return 0;
+}
+
+static int fake_mem_compare(vs_transport_t *t, const vs_mem_t *mem, size_t off, const void *want, size_t len,
+                            vs_mem_diff_t *diff)
+{
+    const shadow_t *sh = mem->desc;
+    const unsigned char *got = sh->bytes + off, *w = want;
+    if (off + len > mem->len)
+        return -EMSGSIZE;
+    diff->offset = -1;
+    diff->count = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (got[i] == w[i])
+            continue;
+        if (diff->offset < 0) {
+            diff->offset = (int64_t)i;
+            diff->expected = w[i];
+            diff->got = got[i];
+        }
+        diff->count++;
+    }
+    t->compares++;
+    return 0;
+}
+#endif
+
 static int fake_query(vs_transport_t *t, vs_transport_info_t *info)
 {
-    snprintf(info->name, sizeof info->name, "fake");
+    snprintf(info->name, sizeof info->name, "%s", FAKE_NAME);
     snprintf(info->library, sizeof info->library, "fake");
     fake_version(info->version, sizeof info->version);
     info->n_thresholds = 1;
@@ -173,8 +260,9 @@ static int fake_wait(vs_transport_t *t, vs_req_t *req)
 static const vs_transport_ops_t fake_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
-    .name = "fake",
-    .summary = "synthetic transport for tests: operations spin for a known time",
+    .name = FAKE_NAME,
+    .summary = VS_FAKE_MEMORY ? "synthetic transport for tests, owning its buffers (memory operations)"
+                              : "synthetic transport for tests: operations spin for a known time",
     .library_version = fake_version,
     .open = fake_open,
     .close = fake_close,
@@ -186,6 +274,12 @@ static const vs_transport_ops_t fake_ops = {
     .wait = fake_wait,
     .options = fake_options,
     .n_options = sizeof fake_options / sizeof fake_options[0],
+#if VS_FAKE_MEMORY
+    .mem_alloc = fake_mem_alloc,
+    .mem_free = fake_mem_free,
+    .mem_fill = fake_mem_fill,
+    .mem_compare = fake_mem_compare,
+#endif
 };
 
 VS_TRANSPORT_DEFINE(fake_ops)

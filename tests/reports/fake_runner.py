@@ -13,6 +13,11 @@ log = os.environ.get("FAKE_RUNNER_LOG")
 if log:
     with open(log, "a", encoding="utf-8") as f:
         f.write(json.dumps(argv) + "\n")
+if "--list" in argv and "--json" in argv:
+    print(json.dumps([{"name": "fake", "loads": True, "version": "1", "bootstrap": False, "launcher": None,
+                       "env_prefixes": [], "env_wiring": [], "memory": "host", "options": []},
+                      {"name": "broken", "loads": False, "reason": "cannot open libbroken.so"}]))
+    sys.exit(0)
 if "--list" in argv:
     print("TRANSPORT  LOADS  LIBRARY VERSION / REASON\nfake       yes    1\nbroken     no     cannot open libbroken.so")
     sys.exit(0)

@@ -39,6 +39,9 @@ static int mpi_fail(vs_transport_t *t, int code, const char *what)
     if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS)
         snprintf(msg, sizeof msg, "MPI error %d", code);
     t->host->error(t->host->core, "%s: %s", what, msg);
+    int cls = 0;
+    if (MPI_Error_class(code, &cls) == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE)
+        return -EMSGSIZE; /* a receive shorter than its message */
     return -EIO;
 }
 
@@ -367,6 +370,18 @@ static int mpi_recv(vs_transport_t *t, vs_mem_t *m, size_t len, int peer, uint64
     return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Recv");
 }
 
+#if !defined(VS_MPI_LAUNCHER_KIND) || !defined(VS_MPI_LAUNCHER) || !defined(VS_MPI_ENV)
+#error "VS_MPI_LAUNCHER_KIND, VS_MPI_LAUNCHER and VS_MPI_ENV come from meson.build"
+#endif
+#ifndef VS_MPI_SRUN
+#define VS_MPI_SRUN NULL
+#endif
+
+/* What tunes each library, and what its launcher sets to wire the job. */
+static const char *const mpi_env[] = {VS_MPI_ENV, NULL};
+static const char *const mpi_wiring[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir", NULL};
+static const vs_launcher_hint_t mpi_launcher = {VS_MPI_LAUNCHER_KIND, VS_MPI_LAUNCHER, VS_MPI_SRUN};
+
 static const vs_transport_ops_t mpi_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
@@ -385,6 +400,9 @@ static const vs_transport_ops_t mpi_ops = {
     .progress = mpi_progress,
     .send = mpi_send,
     .recv = mpi_recv,
+    .env_prefixes = mpi_env,
+    .env_wiring = mpi_wiring,
+    .launcher = &mpi_launcher,
 };
 
 VS_TRANSPORT_DEFINE(mpi_ops)

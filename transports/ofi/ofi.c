@@ -756,6 +756,8 @@ static int vs_ofi_describe(char *buf, size_t len)
     return 0;
 }
 
+static const char *const vs_ofi_ops_env[] = {"FI_", NULL}; /* recorded with every run */
+
 static const vs_transport_ops_t vs_ofi_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
@@ -779,6 +781,7 @@ static const vs_transport_ops_t vs_ofi_ops = {
     .describe = vs_ofi_describe,
     .options = vs_ofi_options,
     .n_options = sizeof vs_ofi_options / sizeof vs_ofi_options[0],
+    .env_prefixes = vs_ofi_ops_env,
 };
 
 VS_TRANSPORT_DEFINE(vs_ofi_ops)

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define VS_TRANSPORT_ABI 2
+#define VS_TRANSPORT_ABI 3
 #define VS_TRANSPORT_ENTRY_SYMBOL "vs_transport_entry"
 
 /* Storage for one outstanding operation, owned by core (no allocation in the
@@ -113,6 +113,21 @@ typedef struct vs_transport_info {
 
 typedef struct vs_transport vs_transport_t; /* a module's own context */
 
+/* How a module that brings its own bootstrap (MPI) is started, for campaigns
+ * and tests; modules that meet through versus-run's launchers leave it NULL. */
+typedef struct vs_launcher_hint {
+    const char *kind;     /* "mpirun" (Open MPI's command line) or "mpiexec" (Hydra's) */
+    const char *program;  /* the command, e.g. "mpirun.openmpi" */
+    const char *srun_mpi; /* the plugin for `srun --mpi=`, or NULL for srun's default */
+} vs_launcher_hint_t;
+
+/* The first differing byte of a compare (mem_compare). */
+typedef struct vs_mem_diff {
+    int64_t offset;      /* -1 when equal */
+    int64_t count;       /* bytes that differ */
+    unsigned char expected, got;
+} vs_mem_diff_t;
+
 typedef struct vs_transport_ops {
     uint32_t abi;         /* VS_TRANSPORT_ABI */
     uint32_t size;        /* sizeof(vs_transport_ops_t) */
@@ -166,6 +181,32 @@ typedef struct vs_transport_ops {
     /* The --transport-opt keys this module takes (n_options entries; none when 0). */
     const vs_option_t *options;
     size_t n_options;
+
+    /* Environment variables that tune the library, recorded with every run:
+     * NULL-terminated prefixes ("UCX_"), and among them those the launchers
+     * set to wire the job, which are left out ("OMPI_MCA_orte_").  Either NULL. */
+    const char *const *env_prefixes;
+    const char *const *env_wiring;
+
+    /* Modules with bootstrap(): their launcher.  NULL otherwise. */
+    const vs_launcher_hint_t *launcher;
+
+    /* Optional memory, all four or none.  Without them core allocates page-
+     * aligned host memory, touches every page, and fills and compares buffers
+     * itself.  A module whose buffers core cannot address (device memory)
+     * allocates them (mem_alloc sets addr, len >= len asked, and desc; core
+     * then calls mem_reg only if the module wants both), and core reaches
+     * their bytes only through these:
+     *   mem_fill    copy len host bytes from src into mem at offset off;
+     *   mem_compare compare len bytes of mem at off with host bytes want,
+     *               *diff says where they first differ (offset -1: equal).
+     * Never called in a timed loop.  Patterns that compute on the buffers
+     * themselves (doublebuffer) need host memory and refuse such a module. */
+    int (*mem_alloc)(vs_transport_t *t, size_t len, vs_mem_t *mem);
+    void (*mem_free)(vs_transport_t *t, vs_mem_t *mem);
+    int (*mem_fill)(vs_transport_t *t, vs_mem_t *mem, size_t off, const void *src, size_t len);
+    int (*mem_compare)(vs_transport_t *t, const vs_mem_t *mem, size_t off, const void *want, size_t len,
+                       vs_mem_diff_t *diff);
 } vs_transport_ops_t;
 
 typedef const vs_transport_ops_t *(*vs_transport_entry_fn)(void);
