@@ -64,24 +64,6 @@ int vs_mem_fill(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem,
     return 0;
 }
 
-void vs_mem_diff_host(const unsigned char *got, const unsigned char *want, size_t len, vs_mem_diff_t *diff)
-{
-    memset(diff, 0, sizeof *diff);
-    diff->offset = -1;
-    if (!memcmp(got, want, len))
-        return;
-    for (size_t i = 0; i < len; i++) {
-        if (got[i] == want[i])
-            continue;
-        if (diff->offset < 0) {
-            diff->offset = (int64_t)i;
-            diff->expected = want[i];
-            diff->got = got[i];
-        }
-        diff->count++;
-    }
-}
-
 int vs_mem_compare(const vs_transport_ops_t *ops, vs_transport_t *t, const vs_mem_t *mem, const void *want,
                    size_t len, vs_mem_diff_t *diff)
 {
@@ -92,6 +74,11 @@ int vs_mem_compare(const vs_transport_ops_t *ops, vs_transport_t *t, const vs_me
         diff->offset = -1;
         return ops->mem_compare(t, mem, 0, want, len, diff);
     }
-    vs_mem_diff_host(mem->addr, want, len, diff);
+    if (memcmp(mem->addr, want, len)) {
+        vs_mem_diff_bytes(mem->addr, want, len, diff);
+    } else {
+        diff->offset = -1;
+        diff->count = 0;
+    }
     return 0;
 }

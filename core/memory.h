@@ -27,8 +27,4 @@ int vs_mem_fill(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem,
 int vs_mem_compare(const vs_transport_ops_t *ops, vs_transport_t *t, const vs_mem_t *mem, const void *want,
                    size_t len, vs_mem_diff_t *diff);
 
-/* The whole comparison on host memory: what vs_mem_compare does for host
- * buffers, and what a module can use once its bytes are on the host. */
-void vs_mem_diff_host(const unsigned char *got, const unsigned char *want, size_t len, vs_mem_diff_t *diff);
-
 #endif

@@ -55,18 +55,6 @@ static int fake_version(char *buf, size_t len)
     return 0;
 }
 
-static int parse_num(const vs_host_t *host, const vs_kv_t *kv, double *out)
-{
-    char *end;
-    double v = strtod(kv->value, &end);
-    if (end == kv->value || *end || v < 0) {
-        host->error(host->core, "option %s expects a non-negative number, got '%s'", kv->key, kv->value);
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
-}
-
 static const vs_option_t fake_options[] = {
     {"base_ns", VS_OPT_NUMBER, NULL, 0, "1000", "time of a zero-byte message, ns"},
     {"ns_per_byte", VS_OPT_NUMBER, NULL, 0, "1", "time per byte, ns"},
@@ -87,29 +75,22 @@ static int fake_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, 
     f->step_at = 3000;
     f->step_ns = 5000;
     f->rng = 0x9e3779b97f4a7c15ULL;
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n_opts; i++) {
-        double v = 0;
+    /* core checked every value against fake_options: numbers, each key once */
+    for (size_t i = 0; i < n_opts; i++) {
         const char *k = opts[i].key;
+        double v = strtod(opts[i].value, NULL);
         if (!strcmp(k, "base_ns"))
-            rc = parse_num(host, &opts[i], &f->base_ns);
+            f->base_ns = v;
         else if (!strcmp(k, "ns_per_byte"))
-            rc = parse_num(host, &opts[i], &f->ns_per_byte);
+            f->ns_per_byte = v;
         else if (!strcmp(k, "step_ns"))
-            rc = parse_num(host, &opts[i], &f->step_ns);
+            f->step_ns = v;
         else if (!strcmp(k, "noise_pct"))
-            rc = parse_num(host, &opts[i], &f->noise_pct);
-        else if (!strcmp(k, "step_at")) {
-            if (!(rc = parse_num(host, &opts[i], &v)))
-                f->step_at = (long)v;
-        } else if (!strcmp(k, "seed")) {
-            if (!(rc = parse_num(host, &opts[i], &v)))
-                f->rng = (uint64_t)v * 2654435761ULL + 1;
-        }
-    }
-    if (rc) {
-        free(f);
-        return rc;
+            f->noise_pct = v;
+        else if (!strcmp(k, "step_at"))
+            f->step_at = (long)v;
+        else if (!strcmp(k, "seed"))
+            f->rng = (uint64_t)v * 2654435761ULL + 1;
     }
     *out = f;
     return 0;
@@ -172,21 +153,9 @@ static int fake_mem_compare(vs_transport_t *t, const vs_mem_t *mem, size_t off, 
                             vs_mem_diff_t *diff)
 {
     const shadow_t *sh = mem->desc;
-    const unsigned char *got = sh->bytes + off, *w = want;
     if (off + len > mem->len)
         return -EMSGSIZE;
-    diff->offset = -1;
-    diff->count = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (got[i] == w[i])
-            continue;
-        if (diff->offset < 0) {
-            diff->offset = (int64_t)i;
-            diff->expected = w[i];
-            diff->got = got[i];
-        }
-        diff->count++;
-    }
+    vs_mem_diff_bytes(sh->bytes + off, want, len, diff);
     t->compares++;
     return 0;
 }

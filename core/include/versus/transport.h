@@ -128,6 +128,25 @@ typedef struct vs_mem_diff {
     unsigned char expected, got;
 } vs_mem_diff_t;
 
+/* A compare of bytes both on the host: what core does for host buffers, and
+ * what a module's mem_compare can finish with once its bytes are on the host. */
+static inline void vs_mem_diff_bytes(const void *got, const void *want, size_t len, vs_mem_diff_t *diff)
+{
+    const unsigned char *g = (const unsigned char *)got, *w = (const unsigned char *)want;
+    diff->offset = -1;
+    diff->count = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (g[i] == w[i])
+            continue;
+        if (diff->offset < 0) {
+            diff->offset = (int64_t)i;
+            diff->expected = w[i];
+            diff->got = g[i];
+        }
+        diff->count++;
+    }
+}
+
 typedef struct vs_transport_ops {
     uint32_t abi;         /* VS_TRANSPORT_ABI */
     uint32_t size;        /* sizeof(vs_transport_ops_t) */
