@@ -81,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_tables)
     from .campaign import add_parser as add_campaign
     from .report import add_parser as add_report
+    from .lab import add_parser as add_lab
     add_campaign(sub)
     add_report(sub)
+    add_lab(sub)
     return p
 
 

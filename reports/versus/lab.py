@@ -1,0 +1,232 @@
+"""versus lab: two emulated hosts on one machine, to rehearse a cross-node campaign.
+
+Two network namespaces joined by a veth pair, each with an address of its own and, for every
+command run in it, a host name of its own (a UTS namespace):
+
+    box-a  10.213.7.1  (namespace versus-box-a)  <-- vslab0 veth vslab0 -->  box-b  10.213.7.2
+
+Options: the MTU of the link, and a rate (the kernel's tbf on both ends; a token bucket lets a
+short burst through at line rate, so medium messages can beat the rate).  `up` first removes what
+an earlier `up` left; `down` removes the namespaces, the link, the processes still in them and the
+host files; both are safe to repeat.  Needs root (network namespaces) and iproute2.
+
+Network namespaces share /dev/shm, SysV shared memory and CMA: libraries that look for a
+shared-memory path (UCX, MPICH over UCX) find one between the boxes unless told to use the
+network (UCX_TLS=tcp, UCX_NET_DEVICES=vslab0)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from .load import InputError
+
+IFACE = "vslab0"
+PREFIX = 24
+
+
+@dataclass(frozen=True)
+class Box:
+    name: str       # its host name
+    netns: str      # its network namespace
+    addr: str       # its address on the link
+
+
+BOXES = (Box("box-a", "versus-box-a", "10.213.7.1"), Box("box-b", "versus-box-b", "10.213.7.2"))
+
+
+def box(which: str) -> Box:
+    for b in BOXES:
+        if which.lower() in (b.name, b.name[-1], b.netns):
+            return b
+    raise InputError(f"no box {which!r}: the boxes are {', '.join(b.name for b in BOXES)} (or a, b)")
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and p.returncode:
+        raise InputError(f"ip {' '.join(args)}: {p.stderr.strip() or 'failed'}")
+    return p
+
+
+def _need_root() -> None:
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        raise InputError("the lab needs root (it creates network namespaces): run it with sudo or as root")
+    if not shutil.which("ip"):
+        raise InputError("the lab needs iproute2's ip command (apt install iproute2)")
+
+
+def present() -> list[str]:
+    """The lab's namespaces that exist now."""
+    p = _ip("netns", "list", check=False)
+    names = {ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()}
+    return [b.netns for b in BOXES if b.netns in names]
+
+
+def down() -> None:
+    """Remove everything `up` made; nothing to do is fine."""
+    _need_root()
+    for b in BOXES:
+        pids = _ip("netns", "pids", b.netns, check=False).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), 9)
+            except (ProcessLookupError, ValueError):
+                pass
+        _ip("netns", "delete", b.netns, check=False)  # the veth pair goes with it
+        shutil.rmtree(f"/etc/netns/{b.netns}", ignore_errors=True)
+    try:
+        os.rmdir("/etc/netns")  # only when nothing else is in it
+    except OSError:
+        pass
+    left = present()
+    if left:
+        raise InputError(f"could not remove the namespaces {', '.join(left)}")
+
+
+def up(rate_mbit: float | None = None, mtu: int = 1500) -> dict:
+    """Build the two boxes; returns their description (also what `status` prints)."""
+    _need_root()
+    if not 576 <= mtu <= 65535:
+        raise InputError(f"--mtu {mtu}: give an MTU from 576 to 65535 (1500 and 9000 are the usual)")
+    if rate_mbit is not None and not (0 < rate_mbit <= 100000):
+        raise InputError(f"--rate {rate_mbit}: give a rate in Mbit/s, above 0 and at most 100000")
+    down()
+    a, b = BOXES
+    try:
+        for x in BOXES:
+            _ip("netns", "add", x.netns)
+        _ip("link", "add", IFACE, "netns", a.netns, "type", "veth", "peer", "name", IFACE, "netns", b.netns)
+        hosts = "127.0.0.1 localhost\n" + "".join(f"{x.addr} {x.name}\n" for x in BOXES)
+        for x in BOXES:
+            _ip("-n", x.netns, "addr", "add", f"{x.addr}/{PREFIX}", "dev", IFACE)
+            _ip("-n", x.netns, "link", "set", "lo", "up")
+            _ip("-n", x.netns, "link", "set", IFACE, "mtu", str(mtu), "up")
+            if rate_mbit is not None:
+                burst = 2 * (mtu + 14)  # two frames: the smallest bucket that passes a full frame
+                p = subprocess.run(["tc", "-n", x.netns, "qdisc", "replace", "dev", IFACE, "root", "tbf",
+                                    "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"],
+                                   capture_output=True, text=True)
+                if p.returncode:
+                    raise InputError(f"tc tbf on {x.name}: {p.stderr.strip() or 'failed'}")
+            os.makedirs(f"/etc/netns/{x.netns}", exist_ok=True)
+            with open(f"/etc/netns/{x.netns}/hosts", "w", encoding="utf-8") as f:
+                f.write(hosts)
+        _wait_carrier()
+    except BaseException:
+        down()
+        raise
+    return status()
+
+
+def _wait_carrier(timeout: float = 5.0) -> None:
+    """Both ends LOWER_UP (some libraries skip an interface that is not running)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if all("LOWER_UP" in _ip("-n", x.netns, "link", "show", IFACE).stdout for x in BOXES):
+            return
+        time.sleep(0.005)
+    raise InputError(f"the link {IFACE} did not come up within {timeout:g} s")
+
+
+def status() -> dict:
+    """What is there now: per box its namespace, address, MTU and queueing discipline."""
+    there = present()
+    out = {"up": len(there) == len(BOXES), "interface": IFACE, "boxes": []}
+    for x in BOXES:
+        d = {"name": x.name, "netns": x.netns, "addr": x.addr, "present": x.netns in there}
+        if d["present"]:
+            link = _ip("-n", x.netns, "-j", "link", "show", IFACE, check=False).stdout
+            try:
+                info = json.loads(link)[0]
+                d["mtu"] = info.get("mtu")
+                d["state"] = info.get("operstate")
+            except (ValueError, IndexError):
+                pass
+            q = subprocess.run(["tc", "-n", x.netns, "qdisc", "show", "dev", IFACE],
+                               capture_output=True, text=True).stdout.strip()
+            d["qdisc"] = q.splitlines()[0] if q else ""
+        out["boxes"].append(d)
+    return out
+
+
+def command(which: str, argv: list[str]) -> list[str]:
+    """argv run on a box: inside its network namespace (which also gives it the boxes' names in
+    /etc/hosts) and a UTS namespace of its own with the box's host name."""
+    b = box(which)
+    return ["ip", "netns", "exec", b.netns, "unshare", "--uts", "sh", "-c",
+            'hostname "$0" && exec "$@"', b.name, *argv]
+
+
+# ---------------------------------------------------------------- CLI
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("lab", help="two emulated hosts on this machine (network namespaces), to rehearse",
+                       description=__doc__, formatter_class=_Raw)
+    lsub = p.add_subparsers(dest="lab_command", metavar="ACTION")
+    u = lsub.add_parser("up", help="build the two boxes (removing an earlier set-up first)")
+    u.add_argument("--rate", type=float, metavar="MBIT", help="limit the link to MBIT Mbit/s (kernel tbf)")
+    u.add_argument("--mtu", type=int, default=1500, help="MTU of the link (default 1500)")
+    u.set_defaults(func=_cmd_up)
+    d = lsub.add_parser("down", help="remove the boxes and everything still running in them")
+    d.set_defaults(func=_cmd_down)
+    s = lsub.add_parser("status", help="what is there (--json for scripts)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=_cmd_status)
+    r = lsub.add_parser("run", help="run a command on a box: versus lab run a -- versus-run ...")
+    r.add_argument("box", help="a or b (box-a, box-b)")
+    r.add_argument("argv", nargs="+", metavar="COMMAND")
+    r.set_defaults(func=_cmd_run)
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
+    pass
+
+
+def _print_status(st: dict) -> None:
+    if not any(b["present"] for b in st["boxes"]):
+        print("lab: down (no namespaces)")
+        return
+    for b in st["boxes"]:
+        if b["present"]:
+            print(f"{b['name']:6} {b['addr']:12} netns {b['netns']:14} {st['interface']} mtu {b.get('mtu')} "
+                  f"{b.get('state', '?')}  {b.get('qdisc', '')}")
+        else:
+            print(f"{b['name']:6} missing (netns {b['netns']})")
+
+
+def _cmd_up(args) -> int:
+    t0 = time.monotonic()
+    st = up(args.rate, args.mtu)
+    _print_status(st)
+    print(f"lab: up in {time.monotonic() - t0:.2f} s; run on a box with: versus lab run a -- COMMAND")
+    return 0
+
+
+def _cmd_down(args) -> int:
+    down()
+    print("lab: down")
+    return 0
+
+
+def _cmd_status(args) -> int:
+    st = status()
+    if args.json:
+        print(json.dumps(st, indent=1))
+    else:
+        _print_status(st)
+    return 0 if st["up"] else 1
+
+
+def _cmd_run(args) -> int:
+    _need_root()
+    b = box(args.box)
+    if b.netns not in present():
+        raise InputError("the lab is down: start it with 'versus lab up'")
+    argv = args.argv[1:] if args.argv and args.argv[0] == "--" else args.argv
+    return subprocess.call(command(b.name, argv))
