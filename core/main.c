@@ -103,6 +103,7 @@ typedef struct session {
     vs_transport_info_t info;
     char *hosts;
     double drift_start;
+    char warning[1024];     /* for the run record, "" when none */
 } session_t;
 
 enum { HOST_LEN = 256 };
@@ -208,6 +209,24 @@ static int meet(session_t *s)
     return EXIT_OK;
 }
 
+/* Ranks 0 and 1 on different hosts that talk through shared memory measure one
+ * machine, not the network between them (network namespaces share memory). */
+static void medium_check(session_t *s)
+{
+    const char *h0 = s->hosts, *h1 = s->hosts + HOST_LEN, *m = s->info.medium;
+    int shm = !strcmp(m, VS_MEDIUM_SHM), may = !strcmp(m, VS_MEDIUM_MAY_SHM);
+    if (s->r.size < 2 || !strcmp(h0, h1) || !(shm || may))
+        return;
+    snprintf(s->warning, sizeof s->warning,
+             "ranks 0 and 1 run on different hosts ('%s', '%s') but %s %s shared memory%s%s%s: the figures "
+             "are those of one machine, not of the network between the hosts; restrict the library to its "
+             "network transports",
+             h0, h1, s->o->transport, shm ? "moves the messages through" : "is allowed to use",
+             s->info.provider[0] ? " (" : "", s->info.provider, s->info.provider[0] ? ")" : "");
+    if (s->r.rank == 0)
+        fprintf(stderr, "versus-run: warning: %s\n", s->warning);
+}
+
 /* Phase 3, prepare: results file, placement, connection, host names, timer,
  * drift, and the run record.  A failure before the run record leaves no file. */
 static int prepare(session_t *s)
@@ -245,6 +264,7 @@ static int prepare(session_t *s)
         fprintf(stderr, "versus-run: rank %d: cannot exchange host names\n", r->rank);
         return EXIT_FAIL;
     }
+    medium_check(s);
     vs_timer_calibrate(&r->timer, o->method.clock == VS_CLOCK_TSC);
     /* placement drift: a cache-line round trip between the bound cores, at
      * the start, after every size and at the end */
@@ -261,7 +281,8 @@ static int prepare(session_t *s)
     }
     if (s->writer) {
         vs_record_run_t facts = {.info = &s->info, .launch = &s->lenv, .hosts = s->hosts, .host_len = HOST_LEN,
-                                 .placement = s->pl, .drift_start_ns = s->drift_start};
+                                 .placement = s->pl, .drift_start_ns = s->drift_start,
+                                 .warning = s->warning};
         if ((rc = vs_record_run(r, &facts))) {
             fprintf(stderr, "versus-run: cannot write %s: %s\n", o->out, strerror(-rc));
             return EXIT_FAIL;

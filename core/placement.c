@@ -200,10 +200,11 @@ static void relate(vs_placement_t *p, const vs_topo_t *topo)
                 }
             }
         }
-    snprintf(p->relation, sizeof p->relation, "%s", p->size < 2 ? "self" : "none");
+    int two_hosts = p->size >= 2 && strcmp(p->ranks[0].prov.host, p->ranks[1].prov.host) != 0;
+    snprintf(p->relation, sizeof p->relation, "%s", p->size < 2 ? "self" : two_hosts ? "cross-node" : "none");
     p->relation_exact = 1;
     p->same_numa = p->same_package = 0;
-    if (p->size < 2 || strcmp(p->ranks[0].prov.host, p->ranks[1].prov.host) != 0)
+    if (p->size < 2 || two_hosts)
         return;
     cpu_set_t s0, s1;
     if (vs_cpuset_parse(p->ranks[0].cpus_after, &s0) < 0 || vs_cpuset_parse(p->ranks[1].cpus_after, &s1) < 0)

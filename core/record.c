@@ -296,6 +296,11 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     vs_json_kstr(&j, "library", info->library);
     vs_json_kstr(&j, "version", info->version);
     vs_json_kstr(&j, "provider", info->provider);
+    vs_json_key(&j, "medium");
+    if (info->medium[0])
+        vs_json_str(&j, info->medium);
+    else
+        vs_json_null(&j);
     vs_json_key(&j, "options");
     vs_json_obj_begin(&j);
     for (size_t i = 0; i < o->n_topts; i++)
@@ -374,6 +379,11 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     vs_json_kbool(&j, "probed", r->drift != NULL);
     vs_json_knum(&j, "start_ns", facts->drift_start_ns);
     vs_json_obj_end(&j);
+    vs_json_key(&j, "warnings");
+    vs_json_arr_begin(&j);
+    if (facts->warning && facts->warning[0])
+        vs_json_str(&j, facts->warning);
+    vs_json_arr_end(&j);
     vs_json_key(&j, "env");
     json_env(r->ops, &j);
     vs_json_obj_end(&j);

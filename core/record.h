@@ -27,6 +27,7 @@ typedef struct vs_record_run {
     size_t host_len;
     const vs_placement_t *placement; /* NULL: none */
     double drift_start_ns;           /* NaN: not probed */
+    const char *warning;             /* about the whole run, or "" / NULL */
 } vs_record_run_t;
 
 /* The first record of the file (rank 0). */

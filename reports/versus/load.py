@@ -223,6 +223,8 @@ def load_file(path: str | Path) -> list[Run]:
                                  f"(this reader knows {', '.join(map(str, SCHEMA_VERSIONS))})")
             cur = Run(name, obj, [], None)
             runs.append(cur)
+            for w in obj.get("warnings") or []:
+                cur.warnings.append(f"{name}: {w}")
             continue
         if cur is None:
             raise InputError(f"{where}: '{kind}' record before any 'run' record")
@@ -247,7 +249,28 @@ def load_file(path: str | Path) -> list[Run]:
     for r in runs:
         if r.end is None:
             r.warnings.append(f"{name}: no 'end' record: the run was cut short; marked incomplete")
+        w = _too_fast_for_two_hosts(r)
+        if w:
+            r.warnings.append(f"{name}: {w}")
     return runs
+
+
+# No network between two hosts answers a ping-pong in under a microsecond one way (the best
+# RDMA fabrics take 1-2 us; shared memory on one machine takes 0.1-0.5 us).
+TWO_HOSTS_FLOOR_NS = 1000.0
+
+
+def _too_fast_for_two_hosts(r: Run) -> str | None:
+    hosts = r.record.get("hosts") or []
+    if len(hosts) < 2 or hosts[0] == hosts[1] or r.record.get("pattern") != "pingpong" or not r.sizes:
+        return None
+    small = min(r.sizes, key=lambda s: s.bytes)
+    one_way = float(np.median(small.samples_ns)) / 2
+    if one_way >= TWO_HOSTS_FLOOR_NS or (r.record.get("warnings") or []):
+        return None  # (the runner already said why)
+    return (f"ranks 0 and 1 ran on different hosts ({hosts[0]}, {hosts[1]}) but {small.bytes} B took "
+            f"{one_way:.0f} ns one way, faster than any network: the library most likely used shared "
+            f"memory between them (network namespaces on one machine share it)")
 
 
 def load_files(paths: Iterable[str | Path]) -> list[Run]:

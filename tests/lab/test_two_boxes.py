@@ -36,19 +36,21 @@ def leftovers():
     return ours + [f"/etc/netns/{d}" for d in files if d.startswith("versus-box-")]
 
 
-def across(transport, sizes, out, extra=()):
-    """One rank of versus-run on each box, meeting through the rendezvous on box-a."""
+def across(transport, sizes, out, extra=(), env=()):
+    """One rank of versus-run on each box, meeting through the rendezvous on box-a; returns the
+    records and rank 0's stderr."""
     port = str(47000 + os.getpid() % 1000)
     common = ["-t", transport, "--rendezvous", f"10.213.7.1:{port}", "-s", sizes, "--cpus", "0,1",
               "--timeout", "60", *extra]
-    r0 = subprocess.Popen(VERSUS + ["lab", "run", "a", "--", "env", "VERSUS_RANK=0", "VERSUS_SIZE=2", vt.RUNNER,
-                                    *common, "-O", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    p1 = vt.run_cmd(VERSUS + ["lab", "run", "b", "--", "env", "VERSUS_RANK=1", "VERSUS_SIZE=2", vt.RUNNER,
+    r0 = subprocess.Popen(VERSUS + ["lab", "run", "a", "--", "env", *env, "VERSUS_RANK=0", "VERSUS_SIZE=2",
+                                    vt.RUNNER, *common, "-O", out],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p1 = vt.run_cmd(VERSUS + ["lab", "run", "b", "--", "env", *env, "VERSUS_RANK=1", "VERSUS_SIZE=2", vt.RUNNER,
                               *common, "-q"], timeout=120)
     o0, e0 = r0.communicate(timeout=120)
     vt.log(f"rank 0 rc={r0.returncode}\n{o0}{e0}")
     vt.check(r0.returncode == 0 and p1.returncode == 0, f"{transport} across the boxes: both ranks exit 0")
-    return vt.read_jsonl(out)
+    return (*vt.read_jsonl(out), e0)
 
 
 d = vt.tmpdir()
@@ -64,14 +66,34 @@ try:
     vt.check(host == "box-b", f"a command on box b sees host name box-b ({host})")
     vt.log(f"first up (with the CLI's start) took {took:.2f} s")
 
-    run, sizes, end = across("tcp", "8,64K", f"{d}/tcp.jsonl", ["-i", "100", "-w", "10"])
+    run, sizes, end, _ = across("tcp", "8,64K", f"{d}/tcp.jsonl", ["-i", "100", "-w", "10"])
     vt.check(run["hosts"] == ["box-a", "box-b"], f"the record names the two hosts ({run['hosts']})")
     vt.check(end["status"] == "ok" and len(sizes) == 2, "two sizes measured, status ok")
+    vt.check(run["placement"]["relation"] == "cross-node" and run["transport"]["medium"] == "network",
+             "the record says cross-node, over the network")
+
+    # every transport that meets through the rendezvous; the ones that find shared memory
+    # between the namespaces are warned about, in the run and in the analysis
+    cases = [("ucx", [], ["UCX_TLS=tcp", "UCX_NET_DEVICES=vslab0"], "network"),
+             ("ofi", ["-o", "provider=tcp"], [], "network"),
+             ("ucx", [], [], "shared-memory"),
+             ("shm", [], [], "shared-memory")]
+    for t, opts, env, medium in cases:
+        what = f"{t} {' '.join(opts + env)}".strip()
+        out = f"{d}/{t}-{medium}.jsonl"
+        run, sizes, end, err = across(t, "8,64K", out, ["-i", "100", "-w", "10", *opts], env)
+        vt.check(run["transport"]["medium"] == medium, f"{what}: medium {run['transport']['medium']}")
+        warned = bool(run["warnings"]) and "different hosts" in err
+        vt.check(warned == (medium == "shared-memory"),
+                 f"{what}: warned in the record and on stderr exactly when it is shared memory ({run['warnings']})")
+        summ = vt.run_cmd(VERSUS + ["summary", out], timeout=60)
+        vt.check(("different hosts" in summ.stdout + summ.stderr) == (medium == "shared-memory"),
+                 f"{what}: versus summary repeats the warning exactly then")
 
     lab("up", "--rate", "100")
     st = json.loads(lab("status", "--json").stdout)
     vt.check(all("tbf" in b["qdisc"] for b in st["boxes"]), "--rate puts tbf on both ends")
-    run, sizes, end = across("tcp", "1M", f"{d}/rate.jsonl", ["-i", "20", "-w", "2"])
+    run, sizes, end, _ = across("tcp", "1M", f"{d}/rate.jsonl", ["-i", "20", "-w", "2"])
     s = sorted(sizes[0]["samples_ns"])
     one_way_s = s[len(s) // 2] / 2e9
     mbit = 1048576 * 8 / one_way_s / 1e6

@@ -174,6 +174,7 @@ static int example_query(vs_transport_t *t, vs_transport_info_t *info)
     snprintf(info->library, sizeof info->library, "versus example");
     example_version(info->version, sizeof info->version);
     snprintf(info->provider, sizeof info->provider, "unix stream sockets");
+    snprintf(info->medium, sizeof info->medium, VS_MEDIUM_LOCAL_SOCKET);
     return 0;
 }
 

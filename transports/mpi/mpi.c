@@ -279,6 +279,11 @@ static void add_ucx_config(vs_transport_t *t, vs_transport_info_t *info)
     for (int i = 0; i < info->n_attrs; i++)
         if (strcmp(info->attrs[i].key, "ucx_tls") == 0)
             tls = info->attrs[i].value;
+    /* UCX decides per peer (it finds shared memory wherever the memory really is shared,
+     * which MPICH's view of the hosts does not change) and does not say */
+    snprintf(info->medium, sizeof info->medium, "%s",
+             ucx_tls_allows(tls, "sysv") || ucx_tls_allows(tls, "posix") || ucx_tls_allows(tls, "cma")
+                 ? VS_MEDIUM_MAY_SHM : VS_MEDIUM_NETWORK);
     for (int k = 0; t->all_local && k < 2; k++) {
         const char *tl = k ? "posix" : "sysv";
         if (ucx_tls_allows(tls, tl))

@@ -700,6 +700,12 @@ static int vs_ofi_query(vs_transport_t *t, vs_transport_info_t *info)
     snprintf(info->version, sizeof(info->version), "%s; provider %s %u.%u", lib, prov, FI_MAJOR(pv),
              FI_MINOR(pv));
     snprintf(info->provider, sizeof(info->provider), "%s", prov);
+    const char *dom = fi->domain_attr && fi->domain_attr->name ? fi->domain_attr->name : "";
+    snprintf(info->medium, sizeof(info->medium), "%s",
+             strncmp(prov, "shm", 3) == 0                        ? VS_MEDIUM_SHM
+             : strcmp(dom, "lo") == 0                            ? VS_MEDIUM_LOOPBACK
+             : strstr(prov, "tcp") || strstr(prov, "udp") || strstr(prov, "verbs") ? VS_MEDIUM_NETWORK
+                                                                 : "");
 
     vs_info_threshold(info, "inject_size", (int64_t)fi->tx_attr->inject_size);
     if (fi->ep_attr->max_msg_size < (size_t)INT64_MAX)

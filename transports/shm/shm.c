@@ -346,6 +346,7 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     int single = t->single_min != SIZE_MAX;
     snprintf(info->name, sizeof info->name, "shm");
     snprintf(info->library, sizeof info->library, "versus");
+    snprintf(info->medium, sizeof info->medium, VS_MEDIUM_SHM);
     shm_library_version(info->version, sizeof info->version);
     snprintf(info->provider, sizeof info->provider, "shm/cacheline+%s%s", staging,
              single ? "+single" : "");

@@ -360,6 +360,8 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
     tcp_library_version(info->version, sizeof info->version);
     const char *mode = t->mode == MODE_BLOCK ? "block" : "poll";
     snprintf(info->provider, sizeof info->provider, "tcp/%s", mode);
+    snprintf(info->medium, sizeof info->medium, "%s",
+             strncmp(t->listen_ip, "127.", 4) == 0 ? VS_MEDIUM_LOOPBACK : VS_MEDIUM_NETWORK);
     info->n_thresholds = 2;
     snprintf(info->thresholds[0].name, sizeof info->thresholds[0].name, "so_sndbuf");
     info->thresholds[0].bytes = t->sndbuf > 0 ? t->sndbuf : -1;

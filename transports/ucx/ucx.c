@@ -544,6 +544,12 @@ static void vs_ucx_parse_ep_info(const char *text, vs_transport_info_t *info)
     free(copy);
     if (lanes[0])
         vs_info_attr(info, "lanes", "%s", lanes);
+    /* "sysv/memory", "cma/memory": a shared-memory device; "tcp/lo": loopback */
+    snprintf(info->medium, sizeof info->medium, "%s",
+             strstr(info->provider, "/memory") ? VS_MEDIUM_SHM
+             : !info->provider[0]              ? ""
+             : strstr(info->provider, "/lo") && !strchr(info->provider, ',') ? VS_MEDIUM_LOOPBACK
+                                                                              : VS_MEDIUM_NETWORK);
     if (am_tl[0]) {
         /* eager messages above the segment size go in several fragments */
         char name[48];

@@ -100,11 +100,23 @@ typedef struct vs_attr {
     char value[464];
 } vs_attr_t;
 
+#define VS_MEDIUM_SHM "shared-memory"
+#define VS_MEDIUM_MAY_SHM "shared-memory-allowed"
+#define VS_MEDIUM_LOCAL_SOCKET "local-socket"
+#define VS_MEDIUM_LOOPBACK "loopback"
+#define VS_MEDIUM_NETWORK "network"
+
 typedef struct vs_transport_info {
     char name[32];       /* module name, e.g. "openmpi" */
     char library[64];    /* e.g. "Open MPI", "UCX", "libfabric" */
     char version[256];   /* the library's own version string */
     char provider[256];  /* provider / transports actually selected, or "" */
+    /* What carries the messages between the ranks, as far as the module can tell:
+     * VS_MEDIUM_SHM, VS_MEDIUM_MAY_SHM (the library may choose shared memory and
+     * does not say), VS_MEDIUM_LOCAL_SOCKET, VS_MEDIUM_LOOPBACK, VS_MEDIUM_NETWORK,
+     * or "" when it cannot tell.  Core warns when ranks on different hosts talk
+     * through shared memory: that measures one machine, not the network. */
+    char medium[32];
     int n_thresholds;
     vs_threshold_t thresholds[VS_MAX_THRESHOLDS];
     int n_attrs;
