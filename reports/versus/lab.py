@@ -27,6 +27,8 @@ from .load import InputError
 
 IFACE = "vslab0"
 PREFIX = 24
+RUN_DIR = "/run/versus-lab"                # the remote-shell agent and the MPI host files
+AGENT = f"{RUN_DIR}/agent"
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def down() -> None:
         os.rmdir("/etc/netns")  # only when nothing else is in it
     except OSError:
         pass
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
     left = present()
     if left:
         raise InputError(f"could not remove the namespaces {', '.join(left)}")
@@ -117,6 +120,7 @@ def up(rate_mbit: float | None = None, mtu: int = 1500) -> dict:
             with open(f"/etc/netns/{x.netns}/hosts", "w", encoding="utf-8") as f:
                 f.write(hosts)
         _wait_carrier()
+        _write_agent()
     except BaseException:
         down()
         raise
@@ -131,6 +135,33 @@ def _wait_carrier(timeout: float = 5.0) -> None:
             return
         time.sleep(0.005)
     raise InputError(f"the link {IFACE} did not come up within {timeout:g} s")
+
+
+def _write_agent() -> None:
+    """A remote-shell stand-in for MPI launchers (Open MPI's plm_rsh_agent, Hydra's
+    -launcher-exec): `agent [ssh options] HOST COMMAND...` runs COMMAND on that box."""
+    os.makedirs(RUN_DIR, exist_ok=True)
+    cases = "".join(f'    {b.name}|{b.addr}) ns={b.netns} ;;\n' for b in BOXES)
+    script = f"""#!/bin/sh
+# versus lab: run a command "on" a box, as ssh would on a cluster (made by versus lab up)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -[bcDeFiIJlLmoOpRSwWEQ]) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+host="$1"; shift
+case "$host" in
+{cases}    *) echo "versus lab agent: no box '$host' (the boxes: {', '.join(b.name for b in BOXES)})" >&2; exit 255 ;;
+esac
+exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$*"' "$host" "$@"
+"""
+    with open(AGENT, "w", encoding="utf-8") as f:
+        f.write(script)
+    os.chmod(AGENT, 0o755)
+    with open(f"{RUN_DIR}/hosts", "w", encoding="utf-8") as f:
+        f.write("".join(f"{b.name} slots=1\n" for b in BOXES))
 
 
 def status() -> dict:

@@ -53,6 +53,24 @@ def across(transport, sizes, out, extra=(), env=()):
     return (*vt.read_jsonl(out), e0)
 
 
+def mpi_across(transport, out, env=()):
+    """The MPI launchers across the boxes, started on box-a with the lab's remote-shell agent."""
+    args = [vt.RUNNER, "-t", transport, "-s", "8,64K", "-i", "100", "-w", "10", "--cpus", "0,1",
+            "--timeout", "60", "-O", out]
+    if transport == "openmpi":
+        launcher = ["mpirun.openmpi", "--hostfile", "/run/versus-lab/hosts", "-np", "2", "--bind-to", "none",
+                    "--mca", "plm_rsh_agent", "/run/versus-lab/agent", "--mca", "btl", "self,tcp",
+                    "--mca", "btl_tcp_if_include", "vslab0", "--mca", "oob_tcp_if_include", "vslab0",
+                    "-x", "VERSUS_MODULE_PATH", "-x", "PATH"]
+    else:
+        launcher = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", "/run/versus-lab/agent",
+                    "-iface", "vslab0", "-hosts", "box-a,box-b", "-n", "2",
+                    "-genvlist", ",".join(["VERSUS_MODULE_PATH", "PATH"] + [e.split("=")[0] for e in env])]
+    p = vt.run_cmd(VERSUS + ["lab", "run", "a", "--", "env", *env, *launcher, *args], timeout=120)
+    vt.check(p.returncode == 0, f"{transport} {' '.join(env)} across the boxes under its launcher exits 0")
+    return (*vt.read_jsonl(out), p.stderr)
+
+
 d = vt.tmpdir()
 try:
     t0 = time.monotonic()
@@ -89,6 +107,19 @@ try:
         summ = vt.run_cmd(VERSUS + ["summary", out], timeout=60)
         vt.check(("different hosts" in summ.stdout + summ.stderr) == (medium == "shared-memory"),
                  f"{what}: versus summary repeats the warning exactly then")
+
+    mpi_cases = [("openmpi", [], "network"),
+                 ("mpich", ["UCX_TLS=tcp,self", "UCX_NET_DEVICES=vslab0"], "network"),
+                 ("mpich", [], "shared-memory-allowed")]
+    for t, env, medium in mpi_cases:
+        what = f"{t} {' '.join(env)}".strip()
+        run, sizes, end, err = mpi_across(t, f"{d}/{t}-{medium}.jsonl", env)
+        vt.check(run["hosts"] == ["box-a", "box-b"] and run["placement"]["relation"] == "cross-node",
+                 f"{what}: one rank on each box, cross-node")
+        vt.check(run["transport"]["medium"] == medium, f"{what}: medium {run['transport']['medium']}")
+        warned = bool(run["warnings"]) and "allowed to use shared memory" in err
+        vt.check(warned == (medium == "shared-memory-allowed"),
+                 f"{what}: warned exactly when the library may use shared memory ({run['warnings']})")
 
     lab("up", "--rate", "100")
     st = json.loads(lab("status", "--json").stdout)

@@ -307,6 +307,12 @@ static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
     if (IS_OPENMPI) {
         const char *pml = getenv("OMPI_MCA_pml"), *btl = getenv("OMPI_MCA_btl");
         snprintf(info->provider, sizeof info->provider, "pml=%s btl=%s", pml ? pml : "default", btl ? btl : "default");
+        /* ob1 takes its shared-memory BTL (vader) only between ranks it sees on one host
+         * (by host name); UCX (pml ucx) finds shared memory wherever it is really shared */
+        if (pml && strstr(pml, "ucx"))
+            snprintf(info->medium, sizeof info->medium, VS_MEDIUM_MAY_SHM);
+        else if (!t->all_local)
+            snprintf(info->medium, sizeof info->medium, VS_MEDIUM_NETWORK);
     } else {
         char v[MPI_MAX_LIBRARY_VERSION_STRING];
         int n = 0;
