@@ -151,6 +151,25 @@ static int load(session_t *s, int *code)
     return 0;
 }
 
+/* A library that did not get the job's process manager starts as a world of
+ * one in each task (MPICH under srun --mpi=pmix or none) and exits 0: compare
+ * the world with the tasks srun started. */
+static int world_check(session_t *s)
+{
+    const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+    if (!tasks)
+        tasks = getenv("SLURM_NTASKS");
+    long n = tasks ? strtol(tasks, NULL, 10) : 0;
+    if (n <= 0 || n == s->bs->size || !getenv("SLURM_STEP_ID"))
+        return EXIT_OK;
+    const vs_launcher_hint_t *h = s->mod.ops->launcher;
+    if (s->bs->rank == 0)
+        fprintf(stderr, "versus-run: srun started %ld tasks but %s sees a world of %d: each task runs alone, "
+                        "the library did not reach Slurm's process manager; start it with srun --mpi=%s\n",
+                n, s->o->transport, s->bs->size, h && h->srun_mpi ? h->srun_mpi : "<the plugin your MPI was built for>");
+    return EXIT_USAGE;
+}
+
 /* Phase 2, meet: the other ranks, and the transport opened.  The MPI modules
  * bring their own bootstrap (and must be opened first); the others use the
  * launcher's environment + TCP. */
@@ -168,6 +187,8 @@ static int meet(session_t *s)
         vs_launch_env_detect(&s->lenv); /* only for the launcher's name */
         s->lenv.rank = s->bs->rank;
         s->lenv.size = s->bs->size;
+        if ((rc = world_check(s)))
+            return rc;
     } else {
         if (!o->launch_local) {
             rc = vs_launch_env_detect(&s->lenv);
