@@ -74,11 +74,22 @@ static const char *launcher_seen(void)
     return NULL;
 }
 
+#ifndef VS_MPI_SRUN
+#error "VS_MPI_SRUN comes from meson.build"
+#endif
+
 static int check_launcher(const vs_host_t *host)
 {
     const char *seen = launcher_seen();
     const char *want_cmd = IS_OPENMPI ? "mpirun.openmpi -np 2 versus-run --transport openmpi ... (or srun --mpi=pmix)"
                                       : "mpiexec.mpich -n 2 versus-run --transport mpich ... (or srun --mpi=pmi2)";
+    if (getenv("SLURM_STEP_ID") && (!seen || strcmp(seen, VS_MPI_FLAVOUR))) {
+        host->error(host->core, "srun gave it %s, which %s cannot use (each task would run alone); start it "
+                                "with srun --mpi=%s", seen ? (strcmp(seen, "openmpi") ? "PMI-2" : "PMIx")
+                                                           : "no process-manager interface (--mpi=none)",
+                    IS_OPENMPI ? "Open MPI" : "MPICH", VS_MPI_SRUN);
+        return -EINVAL;
+    }
     if (!seen) {
         host->error(host->core, "not started by an MPI launcher; start it with %s", want_cmd);
         return -EINVAL;
@@ -383,9 +394,6 @@ static int mpi_recv(vs_transport_t *t, vs_mem_t *m, size_t len, int peer, uint64
 
 #if !defined(VS_MPI_LAUNCHER_KIND) || !defined(VS_MPI_LAUNCHER) || !defined(VS_MPI_ENV)
 #error "VS_MPI_LAUNCHER_KIND, VS_MPI_LAUNCHER and VS_MPI_ENV come from meson.build"
-#endif
-#ifndef VS_MPI_SRUN
-#define VS_MPI_SRUN NULL
 #endif
 
 /* What tunes each library, and what its launcher sets to wire the job. */

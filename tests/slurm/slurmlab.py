@@ -1,0 +1,161 @@
+"""A private Slurm on this machine for the tests: its own munge key and socket, slurmctld and one
+slurmd, all state under one temporary directory; nothing of the system's configuration is read
+or touched (clients find it through SLURM_CONF).  `down` stops every daemon it started and removes
+the directory, also after a failed test (use it as a context manager)."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sbatch", "scancel", "sinfo")
+CTLD_PORT, SLURMD_PORT = 16817, 16818
+
+
+def missing():
+    """What this machine lacks to run the private Slurm, or None."""
+    if os.geteuid() != 0:
+        return "the private Slurm needs root (slurmd starts the job steps)"
+    lack = [d for d in DAEMONS if not shutil.which(d) and not os.path.exists(f"/usr/sbin/{d}")]
+    return f"not installed: {', '.join(lack)} (apt install slurm-wlm munge)" if lack else None
+
+
+def _bin(name):
+    return shutil.which(name) or f"/usr/sbin/{name}"
+
+
+class Slurm:
+    def __init__(self, node="vsnode", cpus=None):
+        self.dir = tempfile.mkdtemp(prefix="versus-slurm-")
+        os.chmod(self.dir, 0o755)  # munged wants every directory above its socket reachable
+        self.node = node
+        self.cpus = cpus or os.cpu_count() or 1
+        self.conf = os.path.join(self.dir, "slurm.conf")
+        self.sock = os.path.join(self.dir, "munge-run", "munge.socket.2")
+        self.env = dict(os.environ, SLURM_CONF=self.conf)
+
+    def path(self, *p):
+        return os.path.join(self.dir, *p)
+
+    def __enter__(self):
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+        return False
+
+    def up(self, timeout=30.0):
+        for d in ("munge", "munge-run", "log", "ctld", "run", "spool", "tmp"):
+            os.makedirs(self.path(d), exist_ok=True)
+        os.chmod(self.path("munge"), 0o700)
+        os.chmod(self.path("munge-run"), 0o755)  # munge refuses a socket directory others cannot reach
+        key = self.path("munge", "munge.key")
+        subprocess.run([_bin("mungekey"), "-c", "-k", key], check=True, capture_output=True)
+        os.chmod(key, 0o400)
+        subprocess.run([_bin("munged"), f"--socket={self.sock}", f"--key-file={key}",
+                        f"--log-file={self.path('log', 'munged.log')}",
+                        f"--pid-file={self.path('munge-run', 'munged.pid')}",
+                        f"--seed-file={self.path('munge', 'munged.seed')}"], check=True, capture_output=True)
+        host = os.uname().nodename
+        with open(self.conf, "w", encoding="utf-8") as f:
+            f.write(f"""ClusterName=versus
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={self.sock}
+CredType=cred/munge
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={CTLD_PORT}
+SlurmdPort={SLURMD_PORT}
+StateSaveLocation={self.path('ctld')}
+SlurmdSpoolDir={self.path('spool')}/%n
+TmpFS={self.path('tmp')}
+SlurmctldPidFile={self.path('run', 'slurmctld.pid')}
+SlurmdPidFile={self.path('run', 'slurmd-%n.pid')}
+SlurmctldLogFile={self.path('log', 'slurmctld.log')}
+SlurmdLogFile={self.path('log', 'slurmd-%n.log')}
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+InactiveLimit=0
+KillWait=5
+MinJobAge=5
+Waittime=0
+NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+""")
+        os.makedirs(self.path("spool", self.node), exist_ok=True)
+        subprocess.run([_bin("slurmctld"), "-f", self.conf], check=True, capture_output=True, env=self.env)
+        subprocess.run([_bin("slurmd"), "-f", self.conf, "-N", self.node], check=True, capture_output=True,
+                       env=self.env)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            p = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=self.env)
+            if p.returncode == 0 and p.stdout.strip() == "idle":
+                self.up_s = time.monotonic() - t0
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"the private Slurm did not come up within {timeout:g} s:\n" + self.logs())
+
+    def logs(self):
+        out = []
+        for name in sorted(os.listdir(self.path("log"))) if os.path.isdir(self.path("log")) else []:
+            with open(self.path("log", name), encoding="utf-8", errors="replace") as f:
+                out.append(f"--- {name}\n" + "".join(f.readlines()[-15:]))
+        return "\n".join(out)
+
+    def srun(self, args, timeout=120, env=None, cwd=None):
+        e = dict(self.env, **(env or {}))
+        return subprocess.run(["srun", *args], capture_output=True, text=True, timeout=timeout, env=e,
+                              cwd=cwd, stdin=subprocess.DEVNULL)
+
+    def down(self):
+        subprocess.run(["scancel", "--full", "-u", "root"], capture_output=True, env=self.env)
+        for pidfile in (self.path("run", f"slurmd-{self.node}.pid"), self.path("run", "slurmctld.pid"),
+                        self.path("munge-run", "munged.pid")):
+            try:
+                with open(pidfile, encoding="utf-8") as f:
+                    pid = int(f.read().strip())
+            except (OSError, ValueError):
+                continue
+            for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 2.0)):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    break
+                t0 = time.monotonic()
+                while time.monotonic() - t0 < wait and os.path.exists(f"/proc/{pid}"):
+                    time.sleep(0.05)
+                    try:  # reap when it is our child
+                        os.waitpid(pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
+                if not os.path.exists(f"/proc/{pid}"):
+                    break
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def running(self):
+        """Daemons of this Slurm still alive (for the test that down leaves nothing)."""
+        out = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if self.dir in cmd:
+                out.append(f"{pid}: {cmd.strip()}")
+        return out

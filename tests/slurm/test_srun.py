@@ -1,0 +1,54 @@
+"""A real Slurm (private munge, slurmctld and slurmd, single node): the srun lines of the README run
+every transport (openmpi with --mpi=pmix, mpich with --mpi=pmi2, the others through the rendezvous
+under srun's environment), recorded as launched by srun; a wrong --mpi plugin exits 2 naming the
+right one; the fixture comes up quickly and leaves no daemon and no file behind.  Exits 77 when
+Slurm or munge is not installed or this is not root."""
+import json
+import os
+import sys
+import time
+
+import vstest as vt
+import slurmlab
+
+why = slurmlab.missing()
+if why:
+    print(f"SKIP: {why}", flush=True)
+    sys.exit(77)
+for m in ("openmpi", "mpich", "ucx", "ofi", "shm", "tcp"):
+    vt.need_module(m)
+
+d = vt.tmpdir()
+t0 = time.monotonic()
+s = slurmlab.Slurm()
+try:
+    s.up()
+    vt.log(f"private Slurm up in {time.monotonic() - t0:.2f} s")
+    matrix = []
+    for t, mpi in (("openmpi", "pmix"), ("mpich", "pmi2"), ("tcp", None), ("shm", None), ("ucx", None),
+                   ("ofi", None)):
+        out = f"{d}/{t}.jsonl"
+        args = ["-n", "2"] + ([f"--mpi={mpi}"] if mpi else []) + [vt.RUNNER, "-t", t, "-s", "0,8,64K,1M",
+                                                                "-i", "50", "-w", "5", "-q", "-O", out]
+        vt.log("$ srun " + " ".join(args))
+        p = s.srun(args, cwd=d)
+        vt.log(f"rc={p.returncode}\n{p.stdout}{p.stderr}")
+        matrix.append(f"{t}: {'pass' if p.returncode == 0 else 'exit %d' % p.returncode}")
+        vt.check(p.returncode == 0, f"srun -n 2 {'--mpi=' + mpi + ' ' if mpi else ''}versus-run -t {t} exits 0")
+        run, sizes, end = vt.read_jsonl(out)
+        vt.check(run["launcher"]["name"] == "srun" and end["status"] == "ok" and len(sizes) == 4,
+                 f"{t}: recorded as launched by srun, 4 sizes, status ok")
+        vt.check(run["topology"]["provenance"]["slurm_job_id"], f"{t}: the Slurm job id is recorded")
+    vt.log("single-node srun matrix: " + ", ".join(matrix))
+
+    for t, mpi, right in (("mpich", "pmix", "pmi2"), ("mpich", "none", "pmi2"), ("openmpi", "pmi2", "pmix"),
+                          ("openmpi", "none", "pmix")):
+        p = s.srun(["-n", "2", f"--mpi={mpi}", vt.RUNNER, "-t", t, "-s", "8", "-q"], cwd=d)
+        vt.log(f"srun --mpi={mpi} -t {t}: rc={p.returncode}\n{p.stderr}")
+        vt.check(p.returncode == 2 and f"srun --mpi={right}" in p.stderr,
+                 f"{t} under srun --mpi={mpi} exits 2 and names srun --mpi={right}")
+finally:
+    daemons_dir = s.dir
+    s.down()
+left = s.running()
+vt.check(not left and not os.path.exists(daemons_dir), f"down leaves no daemon and no directory ({left})")
