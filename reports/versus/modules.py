@@ -74,5 +74,6 @@ def wrap(kind: str, np: int, module: dict | None, modules: dict[str, dict], env_
         return [launcher_program("mpiexec", module, modules), "-n", str(np)], []
     if kind == "srun":
         plugin = ((module or {}).get("launcher") or {}).get("srun_mpi")
-        return ["srun", "-n", str(np)] + ([f"--mpi={plugin}"] if plugin else []), []
+        # --cpu-bind=none: versus places the ranks (docs/placement.md), as with mpirun --bind-to none
+        return ["srun", "-n", str(np), "--cpu-bind=none"] + ([f"--mpi={plugin}"] if plugin else []), []
     raise ValueError(f"unknown launcher {kind!r} ({', '.join(LAUNCHERS)})")

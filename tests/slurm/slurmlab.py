@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sbatch", "scancel", "sinfo")
+DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "salloc", "sbatch", "scancel", "sinfo")
 CTLD_PORT, SLURMD_PORT = 16817, 16818
 
 

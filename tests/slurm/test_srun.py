@@ -5,6 +5,7 @@ right one; the fixture comes up quickly and leaves no daemon and no file behind.
 Slurm or munge is not installed or this is not root."""
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -52,3 +53,25 @@ finally:
     s.down()
 left = s.running()
 vt.check(not left and not os.path.exists(daemons_dir), f"down leaves no daemon and no directory ({left})")
+
+# A campaign inside an allocation launches with srun, leaving the placement to versus.
+s2 = slurmlab.Slurm()
+try:
+    s2.up()
+    cfg = f"{d}/c.toml"
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write('title = "srun campaign"\n[[run]]\nid = "tcp"\ntransport = "tcp"\nsizes = "8,64K"\n'
+                'iterations = 30\n[[run]]\nid = "mpich"\ntransport = "mpich"\nsizes = "8,64K"\niterations = 30\n')
+    p = subprocess.run(["salloc", "-n", "2", sys.executable, "-m", "versus", "campaign", cfg, "--results",
+                        f"{d}/camp"], cwd=d, timeout=240, env=s2.env, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    vt.log(f"campaign in an allocation (salloc): rc={p.returncode}\n{p.stdout}{p.stderr}")
+    vt.check(p.returncode == 0, "versus campaign inside salloc -n 2 exits 0")
+    man = json.load(open(f"{d}/camp/campaign.json", encoding="utf-8"))
+    for e in man["runs"]:
+        vt.check(e["status"] == "ok" and e["command"][:2] == ["srun", "-n"] and "--cpu-bind=none" in e["command"],
+                 f"campaign run {e['id']}: launched with srun --cpu-bind=none, ok ({e.get('command', [])[:6]})")
+        run, _, _ = vt.read_jsonl(f"{d}/camp/{e['file']}")
+        vt.check(run["placement"]["decided_by"] == "versus", f"campaign run {e['id']}: versus placed the ranks")
+finally:
+    s2.down()
