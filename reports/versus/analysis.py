@@ -19,6 +19,7 @@ from .launches import count_launches, launch_key
 from .units import run_meaning
 
 PEAK_AGREEMENT = 0.8       # fitted asymptotic bandwidth below 0.8 x the measured peak: disagree
+BURST_RATIO = 0.8          # the largest size below 0.8 x the peak: the peak is a burst, not sustained
 
 
 @dataclass
@@ -78,12 +79,17 @@ class Analysis:
         peak (bytes / mean one-way time, over the sizes).  With T = s + r*n
         and s >= 0, n / T(n) < 1/r at every size, so a fitted value well
         below the peak means the last regime's line is not to be trusted
-        (`agrees` false): quote the peak.  The same regime's line through the
-        lower quartiles (the unloaded path, steadier on a few noisy sizes) is
-        given beside it."""
-        peak = max(((s.bandwidth_MBps, s.bytes) for s in self.sizes
-                    if s.bytes > 0 and np.isfinite(s.bandwidth_MBps)
-                    and (self.invalid_included or s.valid is not False)), default=(None, None))
+        (`agrees` false): quote the peak -- unless the largest sizes run well
+        below it (`peak_is_burst`): a rate limiter's bucket or a cache lets a
+        few medium sizes through faster than the path sustains, and the largest
+        sizes (and the fit through them) are what it sustains.  The same regime's
+        line through the lower quartiles (the unloaded path, steadier on a few
+        noisy sizes) is given beside it."""
+        usable = [s for s in self.sizes if s.bytes > 0 and np.isfinite(s.bandwidth_MBps)
+                  and (self.invalid_included or s.valid is not False)]
+        peak = max(((s.bandwidth_MBps, s.bytes) for s in usable), default=(None, None))
+        largest = max(usable, key=lambda s: s.bytes, default=None)
+        sustained = largest.bandwidth_MBps if largest is not None else None
         last = self.fit.regimes[-1].summary() if self.fit and self.fit.regimes else None
         fitted = last["bandwidth_MBps"] if last else None
         ratio = fitted / peak[0] if fitted and peak[0] else None
@@ -94,6 +100,8 @@ class Analysis:
                 "asymptotic_ci_MBps": last["bandwidth_ci_MBps"] if last else None,
                 "asymptotic_from_bytes": last["from_bytes"] if last else None,
                 "peak_MBps": peak[0], "peak_bytes": peak[1],
+                "largest_MBps": sustained, "largest_bytes": largest.bytes if largest is not None else None,
+                "peak_is_burst": None if sustained is None or not peak[0] else bool(sustained < BURST_RATIO * peak[0]),
                 "asymptotic_over_peak": ratio,
                 "agrees": None if ratio is None else bool(ratio >= PEAK_AGREEMENT)}
 

@@ -68,7 +68,10 @@ def format_summary(doc: dict) -> str:
             parts.append(f"   bandwidth: fitted asymptotic {_f(bwc['asymptotic_MBps'], '{:.1f}')} MB/s "
                          f"(lower quartiles: {_f(bwc.get('asymptotic_lower_quartile_MBps'), '{:.1f}')}), "
                          f"measured peak {bwc['peak_MBps']:.1f} MB/s at {bwc['peak_bytes']} B"
-                         + ("  (the fit is below the measured peak: quote the peak)"
+                         + (f"  (the peak is a burst the largest sizes do not sustain: "
+                            f"{bwc['largest_MBps']:.1f} MB/s at {bwc['largest_bytes']} B; quote those or the fit)"
+                            if bwc.get("peak_is_burst") else
+                            "  (the fit is below the measured peak: quote the peak)"
                             if bwc.get("agrees") is False else ""))
         if run["fit"] and run["fit"]["isolated_sizes_excluded"]:
             parts.append("   isolated sizes (off both neighbours) left out of the fit: "

@@ -180,7 +180,7 @@ SUMMARY_COLUMNS = [
     {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.1},
     {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.1},
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
-    {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, quote the peak)",
+    {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, or the peak a burst the largest sizes do not sustain)",
      "fmt": "times", "width": 0.06},
     {"key": "floor_latency_x", "title": "{time} ÷ shm floor", "fmt": "times", "width": 0.05},
     {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
