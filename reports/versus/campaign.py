@@ -413,9 +413,54 @@ def scale_from(quick: bool, environ: dict | None = None) -> float:
     return 0.05 if quick else 1.0
 
 
+def sbatch_script(camp: Campaign, config: str, results: Path, runner: str, quick: bool,
+                  report: str | None, options: list[str]) -> str:
+    """A batch script that runs the campaign in one allocation.  Requeued, it runs the same command,
+    which resumes: complete results are kept, the others run again."""
+    import shlex
+    ntasks = max((s.np for s in camp.runs), default=2)
+    cmd = [sys.executable, "-m", "versus", "campaign", str(Path(config).resolve()), "--results",
+           str(results.resolve()), "--runner", runner]
+    cmd += ["--quick"] if quick else []
+    cmd += ["--report", str(Path(report).resolve())] if report else []
+    pkg = str(Path(__file__).resolve().parents[1])
+    lines = ["#!/bin/sh",
+             f"#SBATCH --job-name=versus-{Path(config).stem}",
+             f"#SBATCH --ntasks={ntasks}",
+             f"#SBATCH --output={results.resolve()}/slurm-%j.out",
+             "#SBATCH --open-mode=append",
+             "#SBATCH --requeue"]
+    lines += [f"#SBATCH {o}" for o in options]
+    lines += ["# versus campaign in one allocation: each run is launched with srun inside it.",
+              "# Requeued (scontrol requeue, or a node failure), it resumes: complete results are kept.",
+              f"cd {shlex.quote(os.getcwd())}",
+              f"export PYTHONPATH={shlex.quote(pkg)}${{PYTHONPATH:+:$PYTHONPATH}}",
+              "exec " + " ".join(shlex.quote(c) for c in cmd), ""]
+    return "\n".join(lines)
+
+
 def cmd_campaign(args) -> int:
     camp = load_campaign(args.config, scale_from(args.quick))
     results = Path(args.results or Path("results") / Path(args.config).stem)
+    if args.sbatch or args.submit:
+        results.mkdir(parents=True, exist_ok=True)
+        script = results / "campaign.sbatch"
+        script.write_text(sbatch_script(camp, args.config, results, find_runner(args.runner), args.quick,
+                                        args.report, args.sbatch_option or []), encoding="utf-8")
+        script.chmod(0o755)
+        if not args.submit:
+            print(f"versus campaign: batch script {script}; submit it with: sbatch {script}", file=sys.stderr)
+            return 0
+        try:
+            p = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as ex:
+            raise InputError(f"cannot submit {script}: {ex}") from None
+        if p.returncode:
+            raise InputError(f"sbatch {script}: {p.stderr.strip() or 'failed'}")
+        print(p.stdout.strip())
+        print(f"versus campaign: submitted {script} as job {p.stdout.strip()}; results in {results}",
+              file=sys.stderr)
+        return 0
     man = run_campaign(camp, results, args.runner)
     c = man["counts"]
     print(f"versus campaign: {len(man['runs'])} runs: "
@@ -442,4 +487,11 @@ def add_parser(sub) -> None:
     p.add_argument("--runner", metavar="PATH", help="versus-run to use (default: $VERSUS_RUN, PATH, build/)")
     p.add_argument("--quick", action="store_true",
                    help="reduced repetitions and quick_sizes (or set VERSUS_CAMPAIGN_SCALE=0..1)")
+    p.add_argument("--sbatch", action="store_true",
+                   help="do not run: write RESULTS/campaign.sbatch, a batch script that runs the campaign in one "
+                        "Slurm allocation (srun for every run) and resumes when requeued")
+    p.add_argument("--sbatch-option", action="append", metavar="OPT",
+                   help="an #SBATCH line for the script, repeatable (e.g. --sbatch-option=--nodes=2 "
+                        "--sbatch-option=--time=01:00:00)")
+    p.add_argument("--submit", action="store_true", help="write the batch script and submit it with sbatch")
     p.set_defaults(func=cmd_campaign)

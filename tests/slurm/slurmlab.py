@@ -68,7 +68,7 @@ class Slurm:
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket={self.sock}
+AuthInfo=socket={self.sock},cred_expire=10
 CredType=cred/munge
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={CTLD_PORT}
@@ -85,6 +85,8 @@ TaskPlugin=task/affinity
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1,bf_interval=1
 ReturnToService=2
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none

@@ -75,3 +75,55 @@ try:
         vt.check(run["placement"]["decided_by"] == "versus", f"campaign run {e['id']}: versus placed the ranks")
 finally:
     s2.down()
+
+# Outside an allocation: --sbatch writes a batch script, --submit submits it; the job runs every run
+# with srun inside its allocation; requeued, it resumes (complete results are kept, not measured again).
+s3 = slurmlab.Slurm()
+try:
+    s3.up()
+
+    def wait_job(job, timeout=180):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            q = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, env=s3.env)
+            if not q.stdout.strip():
+                return
+            time.sleep(0.3)
+        vt.fail(f"job {job} still in the queue after {timeout} s:\n{s3.logs()}")
+
+    camp = f"{d}/batch"
+    p = subprocess.run([sys.executable, "-m", "versus", "campaign", cfg, "--results", camp, "--sbatch"],
+                       capture_output=True, text=True, env=s3.env, cwd=d, timeout=60)
+    vt.log(p.stderr)
+    script = open(f"{camp}/campaign.sbatch", encoding="utf-8").read()
+    vt.log(script)
+    vt.check(p.returncode == 0 and "#SBATCH --requeue" in script and "#SBATCH --ntasks=2" in script,
+             "--sbatch writes a requeueable batch script for 2 tasks and does not run anything")
+    vt.check(not os.path.exists(f"{camp}/campaign.json"), "--sbatch alone measures nothing")
+    p = subprocess.run([sys.executable, "-m", "versus", "campaign", cfg, "--results", camp, "--submit"],
+                       capture_output=True, text=True, env=s3.env, cwd=d, timeout=60)
+    job = p.stdout.strip()
+    vt.check(p.returncode == 0 and job.isdigit(), f"--submit submits it (job {job})")
+    wait_job(job)
+    man = json.load(open(f"{camp}/campaign.json", encoding="utf-8"))
+    vt.check(all(e["status"] == "ok" and e["command"][0] == "srun" for e in man["runs"]),
+             f"the batch job ran every run with srun ({[(e['id'], e['status']) for e in man['runs']]})")
+    first = {e["id"]: os.path.getmtime(f"{camp}/{e['file']}") for e in man["runs"]}
+    os.unlink(f"{camp}/{man['runs'][0]['file']}")  # as if the job had died during this run
+    before = os.path.getmtime(f"{camp}/campaign.json")
+    r = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True, env=s3.env)
+    vt.check(r.returncode == 0, f"scontrol requeue {job} ({r.stderr.strip()})")
+    t0 = time.monotonic()   # the job's second run has written its manifest, and left the queue
+    while os.path.getmtime(f"{camp}/campaign.json") == before and time.monotonic() - t0 < 180:
+        time.sleep(0.3)
+    vt.check(os.path.getmtime(f"{camp}/campaign.json") != before,
+             f"the requeued job ran again within {time.monotonic() - t0:.1f} s")
+    wait_job(job)
+    man = json.load(open(f"{camp}/campaign.json", encoding="utf-8"))
+    vt.log(json.dumps([{k: e.get(k) for k in ("id", "status", "resumed", "note")} for e in man["runs"]]))
+    redo, kept = man["runs"][0], man["runs"][1:]
+    vt.check(redo["status"] == "ok" and not redo.get("resumed"), f"requeued: the missing run {redo['id']} ran again")
+    vt.check(all(e.get("resumed") and os.path.getmtime(f"{camp}/{e['file']}") == first[e["id"]] for e in kept),
+             "requeued: the complete runs were kept, not measured again")
+finally:
+    s3.down()
