@@ -56,7 +56,7 @@ def across(transport, sizes, out, extra=(), env=()):
 def mpi_across(transport, out, env=()):
     """The MPI launchers across the boxes, started on box-a with the lab's remote-shell agent."""
     args = [vt.RUNNER, "-t", transport, "-s", "8,64K", "-i", "100", "-w", "10", "--cpus", "0,1",
-            "--timeout", "60", "-O", out]
+            "--timeout", "20", "-O", out]
     if transport == "openmpi":
         launcher = ["mpirun.openmpi", "--hostfile", "/run/versus-lab/hosts", "-np", "2", "--bind-to", "none",
                     "--mca", "plm_rsh_agent", "/run/versus-lab/agent", "--mca", "btl", "self,tcp",
@@ -66,7 +66,17 @@ def mpi_across(transport, out, env=()):
         launcher = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", "/run/versus-lab/agent",
                     "-iface", "vslab0", "-hosts", "box-a,box-b", "-n", "2",
                     "-genvlist", ",".join(["VERSUS_MODULE_PATH", "PATH"] + [e.split("=")[0] for e in env])]
-    p = vt.run_cmd(VERSUS + ["lab", "run", "a", "--", "env", *env, *launcher, *args], timeout=120)
+    for attempt in (1, 2):
+        p = vt.run_cmd(VERSUS + ["lab", "run", "a", "--", "env", *env, *launcher, *args], timeout=120)
+        if p.returncode == 0 or attempt == 2:
+            break
+        # MPICH over UCX sometimes hangs in MPI_Finalize across hosts (rank 0 in the PMI fence,
+        # rank 1 in UCX; seen about once in 70 runs): the watchdog ends it at the deadline with every
+        # size kept.  That much is checked here; the run is then tried once more.
+        run, sizes, end = vt.read_jsonl(out)
+        vt.check("during shutting down" in p.stderr and end and end["status"] == "ok" and len(sizes) == 2,
+                 f"{transport}: a hang at shutdown ends at the deadline with every size kept")
+        vt.log(f"{transport}: hung at shutdown (MPI_Finalize); trying once more")
     vt.check(p.returncode == 0, f"{transport} {' '.join(env)} across the boxes under its launcher exits 0")
     return (*vt.read_jsonl(out), p.stderr)
 
@@ -132,6 +142,24 @@ try:
     vt.check(abs(mbit / goodput - 1) < 0.05,
              f"1 MiB ping-pong over a 100 Mbit/s link: {mbit:.1f} Mbit/s, TCP goodput {goodput:.1f} "
              f"({100 * (mbit / goodput - 1):+.1f} %)")
+
+    # the packet step: over a rate-limited link each extra segment costs its headers' time; the
+    # tcp module records the path (interface, MTU, MSS) and the payload at which a message needs a
+    # second segment, and the analysis finds the step there, within one sweep step (8 B)
+    for mtu, lo, hi in ((1500, 1200, 1600), (9000, 8700, 9100)):
+        lab("up", "--rate", "100", "--mtu", str(mtu))
+        out = f"{d}/mss{mtu}.jsonl"
+        run, sizes, end, _ = across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5"])
+        attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
+        mss = int(attrs["mss"])
+        want = mss // 64 * 64 - 16
+        vt.check(attrs["path_iface"] == "vslab0" and attrs["mtu"] == str(mtu) and thr.get("mss_payload") == want,
+                 f"MTU {mtu}: the record says vslab0, MTU {attrs['mtu']}, MSS {mss}, mss_payload {thr.get('mss_payload')}")
+        summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
+        named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
+        vt.check(len(named) == 1 and abs(named[0]["bytes"] - want) <= 8,
+                 f"MTU {mtu}: the step is found at {named[0]['bytes'] if named else None} B and named mss_payload "
+                 f"(configured {want}, sweep step 8 B)")
 
     lab("up", "--mtu", "9000")
     st = json.loads(lab("status", "--json").stdout)

@@ -28,10 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <versus/info.h>
 #include <versus/option.h>
 
 #include "tcp.h"
@@ -152,6 +154,38 @@ static int iface_ip(vs_transport_t *t, const char *name, int want_loopback, stru
     }
     freeifaddrs(ifs);
     return rc;
+}
+
+/* The path of a connection: its segment size, the interface of its local
+ * address and that interface's MTU (what the packet steps of a curve follow). */
+static void path_facts(vs_transport_t *t, int fd)
+{
+    t->mss = t->mtu = -1;
+    t->path_iface[0] = '\0';
+    socklen_t sl = sizeof t->mss;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &t->mss, &sl))
+        t->mss = -1;
+    struct sockaddr_in me;
+    sl = sizeof me;
+    struct ifaddrs *ifs;
+    if (getsockname(fd, (struct sockaddr *)&me, &sl) || getifaddrs(&ifs))
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+            ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr != me.sin_addr.s_addr)
+            continue;
+        snprintf(t->path_iface, sizeof t->path_iface, "%s", i->ifa_name);
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof ifr);
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", i->ifa_name);
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s >= 0 && ioctl(s, SIOCGIFMTU, &ifr) == 0)
+            t->mtu = ifr.ifr_mtu;
+        if (s >= 0)
+            close(s);
+        break;
+    }
+    freeifaddrs(ifs);
 }
 
 static int set_sockopts(vs_transport_t *t, int fd)
@@ -343,6 +377,7 @@ static int tcp_connect(vs_transport_t *t, vs_bootstrap_t *bs)
         getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->sndbuf, &sl);
         sl = sizeof t->rcvbuf;
         getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->rcvbuf, &sl);
+        path_facts(t, fd);
     }
 out_listen:
     if (lfd >= 0)
@@ -367,11 +402,21 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
     info->thresholds[0].bytes = t->sndbuf > 0 ? t->sndbuf : -1;
     snprintf(info->thresholds[1].name, sizeof info->thresholds[1].name, "so_rcvbuf");
     info->thresholds[1].bytes = t->rcvbuf > 0 ? t->rcvbuf : -1;
+    /* One message is a 16-byte header and its payload, which starts 64-aligned in the
+     * stream: a ping-pong message of n bytes takes ceil64(n + 16) bytes of it, and one
+     * segment (MSS, rounded down to 64) holds n up to floor64(MSS) - 16. */
+    if (t->mss > 64)
+        vs_info_threshold(info, "mss_payload", (int64_t)(t->mss / TCP_ALIGN * TCP_ALIGN) - (int64_t)sizeof(tcp_hdr_t));
     char sockbuf[32];
     if (t->sockbuf)
         snprintf(sockbuf, sizeof sockbuf, "%zu", t->sockbuf);
     else
         snprintf(sockbuf, sizeof sockbuf, "auto");
+    char mtu[16] = "", mss[16] = "";
+    if (t->mtu > 0)
+        snprintf(mtu, sizeof mtu, "%d", t->mtu);
+    if (t->mss > 0)
+        snprintf(mss, sizeof mss, "%d", t->mss);
     const char *kv[][2] = {
         {"mode", mode},
         {"sockbuf", sockbuf},
@@ -381,6 +426,9 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
         {"header_bytes", "16"},
         {"payload_align", "64"},
         {"wait", t->mode == MODE_BLOCK ? "sleep in recv/send/poll" : "busy-poll"},
+        {"path_iface", t->path_iface},
+        {"mtu", mtu},
+        {"mss", mss},
     };
     info->n_attrs = (int)(sizeof kv / sizeof kv[0]);
     for (int i = 0; i < info->n_attrs; i++) {

@@ -85,6 +85,8 @@ struct vs_transport {
     char listen_ip[INET_ADDRSTRLEN];
     int rank, size;
     int sndbuf, rcvbuf;         /* what the kernel reports on the first connection */
+    int mss, mtu;               /* its segment size and its interface's MTU, -1 unknown */
+    char path_iface[16];        /* the interface its local address belongs to */
     tcp_peer_t *peers;
 };
 
