@@ -66,17 +66,17 @@ def mpi_across(transport, out, env=()):
         launcher = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", "/run/versus-lab/agent",
                     "-iface", "vslab0", "-hosts", "box-a,box-b", "-n", "2",
                     "-genvlist", ",".join(["VERSUS_MODULE_PATH", "PATH"] + [e.split("=")[0] for e in env])]
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         p = vt.run_cmd(VERSUS + ["lab", "run", "a", "--", "env", *env, *launcher, *args], timeout=120)
-        if p.returncode == 0 or attempt == 2:
+        if p.returncode == 0 or attempt == 3:
             break
         # MPICH over UCX sometimes hangs in MPI_Finalize across hosts (rank 0 in the PMI fence,
         # rank 1 in UCX; seen about once in 70 runs): the watchdog ends it at the deadline with every
-        # size kept.  That much is checked here; the run is then tried once more.
+        # size kept.  That much is checked here; the run is then tried again (up to three times).
         run, sizes, end = vt.read_jsonl(out)
         vt.check("during shutting down" in p.stderr and end and end["status"] == "ok" and len(sizes) == 2,
                  f"{transport}: a hang at shutdown ends at the deadline with every size kept")
-        vt.log(f"{transport}: hung at shutdown (MPI_Finalize); trying once more")
+        vt.log(f"{transport}: hung at shutdown (MPI_Finalize); trying again")
     vt.check(p.returncode == 0, f"{transport} {' '.join(env)} across the boxes under its launcher exits 0")
     return (*vt.read_jsonl(out), p.stderr)
 
