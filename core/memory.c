@@ -19,6 +19,16 @@ static int host_alloc(vs_mem_t *mem, size_t len)
     return 0;
 }
 
+/* The storage alone: the module's, or core's host memory. */
+static void drop(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem)
+{
+    if (ops->mem_free)
+        ops->mem_free(t, mem);
+    else
+        free(mem->addr);
+    memset(mem, 0, sizeof *mem);
+}
+
 int vs_mem_alloc(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem, size_t len)
 {
     memset(mem, 0, sizeof *mem);
@@ -26,19 +36,12 @@ int vs_mem_alloc(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem
     if (rc)
         return rc < 0 ? rc : -rc;
     if (mem->len < (len ? len : 1)) {
-        vs_mem_release(ops, t, mem);
+        drop(ops, t, mem);
         return -EPROTO; /* the module gave less than asked */
     }
-    if (ops->mem_reg && (rc = ops->mem_reg(t, mem))) {
-        mem->desc = NULL;
-        if (ops->mem_free)
-            ops->mem_free(t, mem);
-        else
-            free(mem->addr);
-        memset(mem, 0, sizeof *mem);
-        return rc;
-    }
-    return 0;
+    if (ops->mem_reg && (rc = ops->mem_reg(t, mem)))
+        drop(ops, t, mem);
+    return rc;
 }
 
 void vs_mem_release(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem)
@@ -47,11 +50,7 @@ void vs_mem_release(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *
         return;
     if (ops->mem_dereg)
         ops->mem_dereg(t, mem);
-    if (ops->mem_free)
-        ops->mem_free(t, mem);
-    else
-        free(mem->addr);
-    memset(mem, 0, sizeof *mem);
+    drop(ops, t, mem);
 }
 
 int vs_mem_fill(const vs_transport_ops_t *ops, vs_transport_t *t, vs_mem_t *mem, const void *src, size_t len)
@@ -69,16 +68,8 @@ int vs_mem_compare(const vs_transport_ops_t *ops, vs_transport_t *t, const vs_me
 {
     if (len > mem->len)
         return -EMSGSIZE;
-    if (ops->mem_compare) {
-        memset(diff, 0, sizeof *diff);
-        diff->offset = -1;
+    if (ops->mem_compare)
         return ops->mem_compare(t, mem, 0, want, len, diff);
-    }
-    if (memcmp(mem->addr, want, len)) {
-        vs_mem_diff_bytes(mem->addr, want, len, diff);
-    } else {
-        diff->offset = -1;
-        diff->count = 0;
-    }
+    vs_mem_diff_bytes(mem->addr, want, len, diff);
     return 0;
 }

@@ -15,6 +15,7 @@ shared-memory path (UCX, MPICH over UCX) find one between the boxes unless told 
 network (UCX_TLS=tcp, UCX_NET_DEVICES=vslab0)."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -197,7 +198,7 @@ def command(which: str, argv: list[str]) -> list[str]:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("lab", help="two emulated hosts on this machine (network namespaces), to rehearse",
-                       description=__doc__, formatter_class=_Raw)
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     lsub = p.add_subparsers(dest="lab_command", metavar="ACTION")
     u = lsub.add_parser("up", help="build the two boxes (removing an earlier set-up first)")
     u.add_argument("--rate", type=float, metavar="MBIT", help="limit the link to MBIT Mbit/s (kernel tbf)")
@@ -212,11 +213,11 @@ def add_parser(sub) -> None:
     r.add_argument("box", help="a or b (box-a, box-b)")
     r.add_argument("argv", nargs="+", metavar="COMMAND")
     r.set_defaults(func=_cmd_run)
-    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
 
-
-class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
-    pass
+    def no_action(args) -> int:
+        p.print_help(sys.stderr)
+        return 2
+    p.set_defaults(func=no_action)
 
 
 def _print_status(st: dict) -> None:

@@ -10,7 +10,9 @@ import sys
 import time
 
 import vstest as vt
-import slurmlab
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import slurmlab  # noqa: E402  (the fixture beside this test)
 
 why = slurmlab.missing()
 if why:

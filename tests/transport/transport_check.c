@@ -417,18 +417,12 @@ static int check_peer_death(check_t *c)
     return 0;
 }
 
-static int rank_main(const char *path, int rank, int fd, size_t max, int peer_death, int reg, int expect_map,
+static int rank_main(const vs_transport_ops_t *ops, int rank, int fd, size_t max, int peer_death, int reg, int expect_map,
                      int trunc_ends,
                      vs_kv_t *kv, size_t nkv)
 {
-    check_t c = {.fd = fd, .rank = rank, .reg = reg};
+    check_t c = {.ops = ops, .fd = fd, .rank = rank, .reg = reg};
     vs_host_t host = {.core = &c, .error = host_error, .debug = host_debug};
-    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
-        FAIL(&c, "dlopen: %s", dlerror());
-    vs_transport_entry_fn entry = (vs_transport_entry_fn)dlsym(h, VS_TRANSPORT_ENTRY_SYMBOL);
-    if (!entry || !(c.ops = entry()) || c.ops->abi != VS_TRANSPORT_ABI)
-        FAIL(&c, "%s is not a versus transport module", path);
     c.pair = (vs_bootstrap_t){.name = "pair", .rank = rank, .size = 2, .ctx = &c,
                               .barrier = pair_barrier, .exchange = pair_exchange};
     c.bs = &c.pair;
@@ -469,13 +463,18 @@ static int rank_main(const char *path, int rank, int fd, size_t max, int peer_de
     return 0;
 }
 
-/* Does the module bring its own bootstrap (it is started by its launcher)? */
-static int own_bootstrap(const char *path)
+/* The module's ops table (loaded once, before any rank is forked, as versus-run does). */
+static const vs_transport_ops_t *load(const char *path)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     vs_transport_entry_fn entry = h ? (vs_transport_entry_fn)dlsym(h, VS_TRANSPORT_ENTRY_SYMBOL) : NULL;
     const vs_transport_ops_t *ops = entry ? entry() : NULL;
-    return ops && ops->abi == VS_TRANSPORT_ABI && ops->bootstrap;
+    if (!ops || ops->abi != VS_TRANSPORT_ABI) {
+        fprintf(stderr, "FAIL: %s is not a versus transport module of interface %d%s%s\n", path,
+                VS_TRANSPORT_ABI, h ? "" : ": ", h ? "" : dlerror());
+        return NULL;
+    }
+    return ops;
 }
 
 int main(int argc, char **argv)
@@ -508,10 +507,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (own_bootstrap(argv[1])) {
+    const vs_transport_ops_t *ops = load(argv[1]);
+    if (!ops)
+        return 1;
+    if (ops->bootstrap) {
         /* this process is one rank of the module's launcher */
         alarm(HANG_LIMIT_S);
-        int rc = rank_main(argv[1], -1, -1, max, peer_death, reg, expect_map, trunc_ends, kv, nkv);
+        int rc = rank_main(ops, -1, -1, max, peer_death, reg, expect_map, trunc_ends, kv, nkv);
         fflush(stdout);
         return rc;
     }
@@ -526,7 +528,7 @@ int main(int argc, char **argv)
             close(sv[1 - r]);
             alarm(HANG_LIMIT_S);
             fflush(stdout);
-            int rc = rank_main(argv[1], r, sv[r], max, peer_death, reg, expect_map, trunc_ends, kv, nkv);
+            int rc = rank_main(ops, r, sv[r], max, peer_death, reg, expect_map, trunc_ends, kv, nkv);
             fflush(stdout);
             _exit(rc);
         }

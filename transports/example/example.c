@@ -32,19 +32,55 @@ typedef struct wire_hdr {
     uint64_t tag, len;
 } wire_hdr_t;
 
+/* A first-in first-out queue of anything that starts with a link: sends to
+ * write, receives waiting, messages arrived before their receive. */
+typedef struct link {
+    struct link *next;
+    uint64_t tag;
+} link_t;
+
+typedef struct queue {
+    link_t *head, *tail;
+} queue_t;
+
+static void push(queue_t *q, link_t *l)
+{
+    l->next = NULL;
+    if (q->tail)
+        q->tail->next = l;
+    else
+        q->head = l;
+    q->tail = l;
+}
+
+/* Remove and return the oldest entry with this tag, or NULL. */
+static link_t *take(queue_t *q, uint64_t tag)
+{
+    link_t *prev = NULL, *l = q->head;
+    while (l && l->tag != tag)
+        prev = l, l = l->next;
+    if (!l)
+        return NULL;
+    if (prev)
+        prev->next = l->next;
+    else
+        q->head = l->next;
+    if (q->tail == l)
+        q->tail = prev;
+    return l;
+}
+
 /* A message as it arrives: kept whole until a receive asks for it. */
 typedef struct chunk {
-    struct chunk *next;
-    uint64_t tag;
+    link_t link;              /* first: a chunk_t * is its link_t * */
     size_t len, done;         /* payload bytes, and those read so far */
     unsigned char data[];
 } chunk_t;
 
 /* A request lives in core's vs_req_t storage: no allocation per message. */
 typedef struct ex_req {
-    struct ex_req *next;      /* among a peer's sends to write, or its posted receives */
+    link_t link;              /* first; among a peer's sends to write, or its posted receives */
     int done, err;
-    uint64_t tag;
     void *buf;
     size_t cap;               /* send: payload length; receive: the most it takes */
     wire_hdr_t hdr;           /* send: its header */
@@ -54,9 +90,9 @@ _Static_assert(sizeof(ex_req_t) <= VS_REQ_BYTES, "a request fits core's storage"
 
 typedef struct peer {
     int fd;                   /* -1 for oneself */
-    ex_req_t *out, *out_tail; /* sends not yet fully written, in order */
-    chunk_t *unexp, *unexp_tail; /* arrived, not yet asked for, in order */
-    ex_req_t *posted, *posted_tail; /* receives waiting, in order */
+    queue_t out;              /* ex_req_t: sends not yet fully written */
+    queue_t unexp;            /* chunk_t: arrived, not yet asked for */
+    queue_t posted;           /* ex_req_t: receives waiting */
     wire_hdr_t hdr;           /* the message being read */
     size_t hdr_got;
     chunk_t *in;              /* its payload, once the header is complete */
@@ -96,7 +132,7 @@ static void example_close(vs_transport_t *t)
         peer_t *p = &t->peers[r];
         if (p->fd >= 0)
             close(p->fd);
-        for (chunk_t *c = p->unexp, *n; c; c = n)
+        for (link_t *c = p->unexp.head, *n; c; c = n)
             n = c->next, free(c);
         free(p->in);
     }
@@ -198,25 +234,11 @@ static void complete(vs_transport_t *t, int from, ex_req_t *r, chunk_t *m)
 static void deliver(vs_transport_t *t, int from, chunk_t *m)
 {
     peer_t *p = &t->peers[from];
-    ex_req_t *prev = NULL, *r = p->posted;
-    while (r && r->tag != m->tag)
-        prev = r, r = r->next;
-    if (!r) {
-        m->next = NULL;
-        if (p->unexp_tail)
-            p->unexp_tail->next = m;
-        else
-            p->unexp = m;
-        p->unexp_tail = m;
-        return;
-    }
-    if (prev)
-        prev->next = r->next;
+    ex_req_t *r = (ex_req_t *)take(&p->posted, m->link.tag);
+    if (r)
+        complete(t, from, r, m);
     else
-        p->posted = r->next;
-    if (p->posted_tail == r)
-        p->posted_tail = prev;
-    complete(t, from, r, m);
+        push(&p->unexp, &m->link);
 }
 
 /* Read what a peer sent, without blocking. */
@@ -238,7 +260,7 @@ static int read_peer(vs_transport_t *t, int from)
                 continue;
             if (!(p->in = malloc(sizeof *p->in + p->hdr.len)))
                 return -ENOMEM;
-            *p->in = (chunk_t){.tag = p->hdr.tag, .len = p->hdr.len};
+            *p->in = (chunk_t){.link.tag = p->hdr.tag, .len = p->hdr.len};
             p->hdr_got = 0;
         } else {
             p->in->done += (size_t)k;
@@ -254,8 +276,8 @@ static int read_peer(vs_transport_t *t, int from)
 /* Write the queued sends to a peer, oldest first, without blocking. */
 static int write_peer(peer_t *p)
 {
-    while (p->out) {
-        ex_req_t *r = p->out;
+    while (p->out.head) {
+        ex_req_t *r = (ex_req_t *)p->out.head;
         size_t total = sizeof r->hdr + r->cap;
         const char *src = r->off < sizeof r->hdr ? (const char *)&r->hdr + r->off
                                                  : (const char *)r->buf + (r->off - sizeof r->hdr);
@@ -266,8 +288,7 @@ static int write_peer(peer_t *p)
         if ((r->off += (size_t)k) < total)
             continue;
         r->done = 1; /* the caller's buffer is free again */
-        if (!(p->out = r->next))
-            p->out_tail = NULL;
+        take(&p->out, r->link.tag); /* the head: the oldest send of its tag */
     }
     return 0;
 }
@@ -297,12 +318,8 @@ static int example_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len,
     if (p->dead)
         return -ECONNRESET;
     ex_req_t *r = (ex_req_t *)req->opaque;
-    *r = (ex_req_t){.tag = tag, .buf = mem->addr, .cap = len, .hdr = {tag, len}};
-    if (p->out_tail)
-        p->out_tail->next = r;
-    else
-        p->out = r;
-    p->out_tail = r;
+    *r = (ex_req_t){.link.tag = tag, .buf = mem->addr, .cap = len, .hdr = {tag, len}};
+    push(&p->out, &r->link);
     return example_progress(t);
 }
 
@@ -311,28 +328,15 @@ static int example_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int p
 {
     peer_t *p = &t->peers[peer];
     ex_req_t *r = (ex_req_t *)req->opaque;
-    *r = (ex_req_t){.tag = tag, .buf = mem->addr, .cap = len};
-    chunk_t *prev = NULL, *m = p->unexp;
-    while (m && m->tag != tag)
-        prev = m, m = m->next;
+    *r = (ex_req_t){.link.tag = tag, .buf = mem->addr, .cap = len};
+    chunk_t *m = (chunk_t *)take(&p->unexp, tag);
     if (m) { /* it arrived before we asked */
-        if (prev)
-            prev->next = m->next;
-        else
-            p->unexp = m->next;
-        if (p->unexp_tail == m)
-            p->unexp_tail = prev;
         complete(t, peer, r, m);
         return 0;
     }
     if (p->dead)
         return -ECONNRESET;
-    r->next = NULL;
-    if (p->posted_tail)
-        p->posted_tail->next = r;
-    else
-        p->posted = r;
-    p->posted_tail = r;
+    push(&p->posted, &r->link);
     return 0;
 }
 

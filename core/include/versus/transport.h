@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <versus/bootstrap.h>
 
@@ -147,6 +148,8 @@ static inline void vs_mem_diff_bytes(const void *got, const void *want, size_t l
     const unsigned char *g = (const unsigned char *)got, *w = (const unsigned char *)want;
     diff->offset = -1;
     diff->count = 0;
+    if (!memcmp(g, w, len))
+        return;
     for (size_t i = 0; i < len; i++) {
         if (g[i] == w[i])
             continue;
