@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <versus/matchq.h>
 #include <versus/transport.h>
 
 #define EXAMPLE_VERSION "1.0"
@@ -32,54 +33,16 @@ typedef struct wire_hdr {
     uint64_t tag, len;
 } wire_hdr_t;
 
-/* A first-in first-out queue of anything that starts with a link: sends to
- * write, receives waiting, messages arrived before their receive. */
-typedef struct link {
-    struct link *next;
-    uint64_t tag;
-} link_t;
-
-typedef struct queue {
-    link_t *head, *tail;
-} queue_t;
-
-static void push(queue_t *q, link_t *l)
-{
-    l->next = NULL;
-    if (q->tail)
-        q->tail->next = l;
-    else
-        q->head = l;
-    q->tail = l;
-}
-
-/* Remove and return the oldest entry with this tag, or NULL. */
-static link_t *take(queue_t *q, uint64_t tag)
-{
-    link_t *prev = NULL, *l = q->head;
-    while (l && l->tag != tag)
-        prev = l, l = l->next;
-    if (!l)
-        return NULL;
-    if (prev)
-        prev->next = l->next;
-    else
-        q->head = l->next;
-    if (q->tail == l)
-        q->tail = prev;
-    return l;
-}
-
 /* A message as it arrives: kept whole until a receive asks for it. */
 typedef struct chunk {
-    link_t link;              /* first: a chunk_t * is its link_t * */
+    vs_matchq_link_t link;    /* first: the entry is its link */
     size_t len, done;         /* payload bytes, and those read so far */
     unsigned char data[];
 } chunk_t;
 
 /* A request lives in core's vs_req_t storage: no allocation per message. */
 typedef struct ex_req {
-    link_t link;              /* first; among a peer's sends to write, or its posted receives */
+    vs_matchq_link_t link;    /* first; among a peer's sends to write, or its posted receives */
     int done, err;
     void *buf;
     size_t cap;               /* send: payload length; receive: the most it takes */
@@ -90,9 +53,9 @@ _Static_assert(sizeof(ex_req_t) <= VS_REQ_BYTES, "a request fits core's storage"
 
 typedef struct peer {
     int fd;                   /* -1 for oneself */
-    queue_t out;              /* ex_req_t: sends not yet fully written */
-    queue_t unexp;            /* chunk_t: arrived, not yet asked for */
-    queue_t posted;           /* ex_req_t: receives waiting */
+    vs_matchq_t out;          /* ex_req_t: sends not yet fully written, in order */
+    vs_matchq_t unexp;        /* chunk_t: arrived, not yet asked for, in order */
+    vs_matchq_t posted;       /* ex_req_t: receives waiting, in order */
     wire_hdr_t hdr;           /* the message being read */
     size_t hdr_got;
     chunk_t *in;              /* its payload, once the header is complete */
@@ -132,7 +95,7 @@ static void example_close(vs_transport_t *t)
         peer_t *p = &t->peers[r];
         if (p->fd >= 0)
             close(p->fd);
-        for (link_t *c = p->unexp.head, *n; c; c = n)
+        for (vs_matchq_link_t *c = p->unexp.head, *n; c; c = n)
             n = c->next, free(c);
         free(p->in);
     }
@@ -234,11 +197,11 @@ static void complete(vs_transport_t *t, int from, ex_req_t *r, chunk_t *m)
 static void deliver(vs_transport_t *t, int from, chunk_t *m)
 {
     peer_t *p = &t->peers[from];
-    ex_req_t *r = (ex_req_t *)take(&p->posted, m->link.tag);
+    ex_req_t *r = (ex_req_t *)vs_matchq_take(&p->posted, m->link.tag);
     if (r)
         complete(t, from, r, m);
     else
-        push(&p->unexp, &m->link);
+        vs_matchq_push(&p->unexp, &m->link);
 }
 
 /* Read what a peer sent, without blocking. */
@@ -288,7 +251,7 @@ static int write_peer(peer_t *p)
         if ((r->off += (size_t)k) < total)
             continue;
         r->done = 1; /* the caller's buffer is free again */
-        take(&p->out, r->link.tag); /* the head: the oldest send of its tag */
+        vs_matchq_pop(&p->out);
     }
     return 0;
 }
@@ -319,7 +282,7 @@ static int example_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len,
         return -ECONNRESET;
     ex_req_t *r = (ex_req_t *)req->opaque;
     *r = (ex_req_t){.link.tag = tag, .buf = mem->addr, .cap = len, .hdr = {tag, len}};
-    push(&p->out, &r->link);
+    vs_matchq_push(&p->out, &r->link);
     return example_progress(t);
 }
 
@@ -329,14 +292,14 @@ static int example_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int p
     peer_t *p = &t->peers[peer];
     ex_req_t *r = (ex_req_t *)req->opaque;
     *r = (ex_req_t){.link.tag = tag, .buf = mem->addr, .cap = len};
-    chunk_t *m = (chunk_t *)take(&p->unexp, tag);
+    chunk_t *m = (chunk_t *)vs_matchq_take(&p->unexp, tag);
     if (m) { /* it arrived before we asked */
         complete(t, peer, r, m);
         return 0;
     }
     if (p->dead)
         return -ECONNRESET;
-    push(&p->posted, &r->link);
+    vs_matchq_push(&p->posted, &r->link);
     return 0;
 }
 

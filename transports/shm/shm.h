@@ -9,7 +9,7 @@
 
 #include <versus/transport.h>
 
-#include "vs_matchq.h"
+#include <versus/matchq.h>
 
 #ifndef VS_SHM_VERSION
 #define VS_SHM_VERSION "1"

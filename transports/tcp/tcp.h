@@ -9,7 +9,7 @@
 
 #include <versus/transport.h>
 
-#include "vs_matchq.h"
+#include <versus/matchq.h>
 
 #define TCP_RXBUF (64 * 1024)
 #define TCP_HDR_READ 4096 /* first read when a long receive is posted */

@@ -1,4 +1,4 @@
-/* Match queues for transport modules: an intrusive singly-linked FIFO whose
+/* versus — match queues for transport modules (header only, nothing of core's linked): an intrusive singly-linked FIFO whose
  * links carry a tag, so that receives posted before their message and
  * messages arrived before their receive are both matched by tag in arrival
  * order.  Header only: every call is a few loads and stores the compiler
@@ -7,8 +7,8 @@
  * An entry embeds a vs_matchq_link_t and is reached back from it with
  * VS_MATCHQ_ENTRY.  Put the link first in the entry's struct and the
  * conversion costs nothing.  The queue does not own its entries. */
-#ifndef VS_MATCHQ_H
-#define VS_MATCHQ_H
+#ifndef VERSUS_MATCHQ_H
+#define VERSUS_MATCHQ_H
 
 #include <stddef.h>
 #include <stdint.h>
