@@ -5,10 +5,15 @@ command run in it, a host name of its own (a UTS namespace):
 
     box-a  10.213.7.1  (namespace versus-box-a)  <-- vslab0 veth vslab0 -->  box-b  10.213.7.2
 
-Options: the MTU of the link, and a rate (the kernel's tbf on both ends; a token bucket lets a
-short burst through at line rate, so medium messages can beat the rate).  `up` first removes what
-an earlier `up` left; `down` removes the namespaces, the link, the processes still in them and the
-host files; both are safe to repeat.  Needs root (network namespaces) and iproute2.
+Options: the MTU of the link, a rate and a one-way delay.  The link is a veth pair, with the
+rate imposed by the kernel's tbf on both ends (a token bucket lets a short burst through at line
+rate, so medium messages can beat the rate), or, with --delay or --link relay, two TUN devices
+joined by versus-link, a user-space relay that delays every packet and serialises it at the rate
+(no burst; it costs a few microseconds per packet and a CPU while packets flow, so pin it with
+--link-cpu and give busy-polling ranks the other CPU; while it runs, idle CPUs are kept out of
+deep idle states so that wake-ups are on time).  `up` first removes what an earlier `up`
+left; `down` removes the namespaces, the link, the relay, the processes still in them and the host
+files; both are safe to repeat.  Needs root (network namespaces) and iproute2.
 
 Network namespaces share /dev/shm, SysV shared memory and CMA: libraries that look for a
 shared-memory path (UCX, MPICH over UCX) find one between the boxes unless told to use the
@@ -28,8 +33,11 @@ from .load import InputError
 
 IFACE = "vslab0"
 PREFIX = 24
-RUN_DIR = "/run/versus-lab"                # the remote-shell agent and the MPI host files
+RUN_DIR = "/run/versus-lab"                # the remote-shell agent, the MPI host files, the relay's state
 AGENT = f"{RUN_DIR}/agent"
+STATE = f"{RUN_DIR}/lab.json"              # how the link was made (status reads it)
+LINK_PID = f"{RUN_DIR}/link.pid"
+LINK_LOG = f"{RUN_DIR}/link.log"
 
 
 @dataclass(frozen=True)
@@ -70,9 +78,11 @@ def present() -> list[str]:
     return [b.netns for b in BOXES if b.netns in names]
 
 
-def down() -> None:
-    """Remove everything `up` made; nothing to do is fine."""
+def down() -> str:
+    """Remove everything `up` made; nothing to do is fine.  Returns the relay's last counters
+    (empty without a relay)."""
     _need_root()
+    relay_log = _stop_relay()
     for b in BOXES:
         pids = _ip("netns", "pids", b.netns, check=False).stdout.split()
         for pid in pids:
@@ -90,28 +100,51 @@ def down() -> None:
     left = present()
     if left:
         raise InputError(f"could not remove the namespaces {', '.join(left)}")
+    return relay_log
 
 
-def up(rate_mbit: float | None = None, mtu: int = 1500) -> dict:
-    """Build the two boxes; returns their description (also what `status` prints)."""
+def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None = None,
+       link: str | None = None, link_cpu: int | None = 0) -> dict:
+    """Build the two boxes; returns their description (also what `status` prints).  link is
+    "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay."""
     _need_root()
     if not 576 <= mtu <= 65535:
         raise InputError(f"--mtu {mtu}: give an MTU from 576 to 65535 (1500 and 9000 are the usual)")
     if rate_mbit is not None and not (0 < rate_mbit <= 100000):
         raise InputError(f"--rate {rate_mbit}: give a rate in Mbit/s, above 0 and at most 100000")
+    if delay_us is not None and not (0 <= delay_us <= 1e6):
+        raise InputError(f"--delay {delay_us}: give a one-way delay in microseconds, from 0 to 1000000")
+    link = link or ("relay" if delay_us is not None else "veth")
+    if link not in ("veth", "relay"):
+        raise InputError(f"--link {link}: give veth or relay")
+    if link == "veth" and delay_us is not None:
+        raise InputError("--delay needs the relay (this kernel's veth has no delay without netem): "
+                         "leave out --link veth")
+    tool = find_link_tool() if link == "relay" else None
+    if link_cpu is not None and not 0 <= link_cpu < (os.cpu_count() or 1):
+        raise InputError(f"--link-cpu {link_cpu}: this machine has CPUs 0 to {(os.cpu_count() or 1) - 1}")
     down()
     a, b = BOXES
     try:
         for x in BOXES:
             _ip("netns", "add", x.netns)
-        _ip("link", "add", IFACE, "netns", a.netns, "type", "veth", "peer", "name", IFACE, "netns", b.netns)
+        if link == "veth":
+            _ip("link", "add", IFACE, "netns", a.netns, "type", "veth", "peer", "name", IFACE, "netns", b.netns)
+        else:
+            for x in BOXES:
+                _ip("-n", x.netns, "tuntap", "add", "dev", IFACE, "mode", "tun")
+                _ip("-n", x.netns, "link", "set", IFACE, "txqueuelen", "1000")
         hosts = "127.0.0.1 localhost\n" + "".join(f"{x.addr} {x.name}\n" for x in BOXES)
         for x in BOXES:
             _ip("-n", x.netns, "addr", "add", f"{x.addr}/{PREFIX}", "dev", IFACE)
             _ip("-n", x.netns, "link", "set", "lo", "up")
             _ip("-n", x.netns, "link", "set", IFACE, "mtu", str(mtu), "up")
-            if rate_mbit is not None:
-                burst = 2 * (mtu + 14)  # two frames: the smallest bucket that passes a full frame
+            if rate_mbit is not None and link == "veth":
+                # two frames (the smallest bucket that passes a full frame), or 100 us at the rate when
+                # that is more: the qdisc's timer wakes tens of microseconds late here, and a bucket
+                # smaller than that lateness loses rate (two frames gave 823-874 Mbit/s at 1 Gbit/s,
+                # 12500 B gave 950-954 of TCP's 956)
+                burst = max(2 * (mtu + 14), int(rate_mbit * 1e6 / 8 * 100e-6))
                 p = subprocess.run(["tc", "-n", x.netns, "qdisc", "replace", "dev", IFACE, "root", "tbf",
                                     "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"],
                                    capture_output=True, text=True)
@@ -120,12 +153,94 @@ def up(rate_mbit: float | None = None, mtu: int = 1500) -> dict:
             os.makedirs(f"/etc/netns/{x.netns}", exist_ok=True)
             with open(f"/etc/netns/{x.netns}/hosts", "w", encoding="utf-8") as f:
                 f.write(hosts)
+        os.makedirs(RUN_DIR, exist_ok=True)
+        if link == "relay":
+            _start_relay(tool, delay_us or 0.0, rate_mbit, mtu, link_cpu)
         _wait_carrier()
         _write_agent()
+        with open(STATE, "w", encoding="utf-8") as f:
+            json.dump({"link": link, "rate_mbit": rate_mbit, "delay_us": delay_us if link == "relay" else None,
+                       "mtu": mtu, "link_cpu": link_cpu if link == "relay" else None}, f)
     except BaseException:
         down()
         raise
     return status()
+
+
+def find_link_tool() -> str:
+    """versus-link: $VERSUS_LINK, then PATH, then beside versus-run's build or install."""
+    from .campaign import find_runner
+    cands = [os.environ.get("VERSUS_LINK"), shutil.which("versus-link")]
+    try:
+        runner = os.path.dirname(find_runner())
+        cands += [os.path.join(runner, "versus-link"), os.path.join(runner, "..", "tools", "versus-link")]
+    except InputError:
+        pass
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise InputError("cannot find versus-link (the relay for --delay): set VERSUS_LINK, put it on PATH, "
+                     "or build versus (it is built beside versus-run)")
+
+
+def _start_relay(tool: str, delay_us: float, rate_mbit: float | None, mtu: int, cpu: int | None) -> None:
+    """versus-link between the two TUN devices, in its own session (it outlives this command),
+    under SCHED_FIFO so that busy-polling ranks on its CPU cannot starve it, and keeping idle CPUs
+    awake (a wake-up from idle here costs more than the precision a delay needs)."""
+    a, b = BOXES
+    argv = [tool, "--a", f"{a.netns}:{IFACE}", "--b", f"{b.netns}:{IFACE}", "--delay", f"{delay_us:g}",
+            "--mtu", str(mtu), "--fifo", "50", "--awake", "--pidfile", LINK_PID]
+    if rate_mbit is not None:
+        argv += ["--rate", f"{rate_mbit:g}"]
+    if cpu is not None:
+        argv += ["--cpu", str(cpu)]
+    with open(LINK_LOG, "w", encoding="utf-8") as log:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    t0 = time.monotonic()
+    while not os.path.exists(LINK_PID):
+        if p.poll() is not None:
+            raise InputError(f"versus-link stopped at once: {open(LINK_LOG, encoding='utf-8').read().strip()}")
+        if time.monotonic() - t0 > 5:
+            p.kill()
+            raise InputError("versus-link did not open the TUN devices within 5 s")
+        time.sleep(0.002)
+
+
+def _stop_relay() -> str:
+    """End the relay (SIGTERM: it prints its counters to the log); returns the log."""
+    try:
+        pid = int(open(LINK_PID, encoding="utf-8").read())
+    except (OSError, ValueError):
+        return ""
+    try:
+        os.kill(pid, 15)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 2:
+            os.kill(pid, 0)
+            try:
+                os.waitpid(pid, os.WNOHANG)   # our child when up() ran in this process
+            except ChildProcessError:
+                pass
+            time.sleep(0.002)
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass
+    try:
+        os.unlink(LINK_PID)
+        return open(LINK_LOG, encoding="utf-8").read()
+    except OSError:
+        return ""
+
+
+def link_counters() -> str:
+    """The relay's counters so far (it prints them to its log on SIGUSR1)."""
+    try:
+        pid = int(open(LINK_PID, encoding="utf-8").read())
+        os.kill(pid, 10)
+        time.sleep(0.05)
+        return open(LINK_LOG, encoding="utf-8").read()
+    except (OSError, ValueError):
+        return ""
 
 
 def _wait_carrier(timeout: float = 5.0) -> None:
@@ -169,6 +284,10 @@ def status() -> dict:
     """What is there now: per box its namespace, address, MTU and queueing discipline."""
     there = present()
     out = {"up": len(there) == len(BOXES), "interface": IFACE, "boxes": []}
+    try:
+        out.update(json.load(open(STATE, encoding="utf-8")))
+    except (OSError, ValueError):
+        pass
     for x in BOXES:
         d = {"name": x.name, "netns": x.netns, "addr": x.addr, "present": x.netns in there}
         if d["present"]:
@@ -203,6 +322,13 @@ def add_parser(sub) -> None:
     u = lsub.add_parser("up", help="build the two boxes (removing an earlier set-up first)")
     u.add_argument("--rate", type=float, metavar="MBIT", help="limit the link to MBIT Mbit/s (kernel tbf)")
     u.add_argument("--mtu", type=int, default=1500, help="MTU of the link (default 1500)")
+    u.add_argument("--delay", type=float, metavar="US",
+                   help="one-way delay in microseconds (through the relay, versus-link)")
+    u.add_argument("--link", choices=("veth", "relay"),
+                   help="veth (default; rate by tbf) or relay (versus-link; default with --delay)")
+    u.add_argument("--link-cpu", type=int, default=0, metavar="N",
+                   help="the CPU the relay runs on, under SCHED_FIFO (default 0); keep busy-polling "
+                        "ranks off it or give it the CPU they share")
     u.set_defaults(func=_cmd_up)
     d = lsub.add_parser("down", help="remove the boxes and everything still running in them")
     d.set_defaults(func=_cmd_down)
@@ -230,18 +356,25 @@ def _print_status(st: dict) -> None:
                   f"{b.get('state', '?')}  {b.get('qdisc', '')}")
         else:
             print(f"{b['name']:6} missing (netns {b['netns']})")
+    if st.get("link") == "relay":
+        rate = f"{st['rate_mbit']:g} Mbit/s" if st.get("rate_mbit") else "no rate limit"
+        alive = os.path.exists(LINK_PID)
+        print(f"link: relay versus-link, one-way delay {st.get('delay_us') or 0:g} us, {rate}, on CPU "
+              f"{st.get('link_cpu')}{'' if alive else ' (NOT RUNNING)'}")
 
 
 def _cmd_up(args) -> int:
     t0 = time.monotonic()
-    st = up(args.rate, args.mtu)
+    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu)
     _print_status(st)
     print(f"lab: up in {time.monotonic() - t0:.2f} s; run on a box with: versus lab run a -- COMMAND")
     return 0
 
 
 def _cmd_down(args) -> int:
-    down()
+    for ln in down().splitlines()[-2:]:
+        if ln.startswith("versus-link:"):
+            print(ln)
     print("lab: down")
     return 0
 

@@ -1,0 +1,50 @@
+"""What the lab tests share: the skip when this machine cannot make network namespaces, the
+`versus lab` command, what a test may leave behind, and one rank of versus-run on each box."""
+import os
+import shutil
+import subprocess
+import sys
+
+import vstest as vt
+
+VERSUS = [sys.executable, "-m", "versus"]
+if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"):
+    print("SKIP: network namespaces need root, iproute2 and unshare", flush=True)
+    sys.exit(77)
+probe = subprocess.run(["ip", "netns", "add", "versus-probe"], capture_output=True, text=True)
+subprocess.run(["ip", "netns", "delete", "versus-probe"], capture_output=True)
+if probe.returncode:
+    print(f"SKIP: this machine cannot make network namespaces: {probe.stderr.strip()}", flush=True)
+    sys.exit(77)
+
+
+def lab(*args, check=True):
+    p = vt.run_cmd(VERSUS + ["lab", *args], timeout=60)
+    if check:
+        vt.check(p.returncode == 0, f"versus lab {' '.join(args)} exits 0")
+    return p
+
+
+def leftovers():
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    ours = [ln.split()[0] for ln in names.splitlines() if ln.startswith("versus-box-")]
+    files = [d for d in os.listdir("/etc/netns")] if os.path.isdir("/etc/netns") else []
+    return ours + [f"/etc/netns/{d}" for d in files if d.startswith("versus-box-")]
+
+
+def across(transport, sizes, out, extra=(), env=()):
+    """One rank of versus-run on each box, meeting through the rendezvous on box-a; returns the
+    records and rank 0's stderr."""
+    port = str(47000 + os.getpid() % 1000)
+    cpus = [] if "--cpus" in extra else ["--cpus", "0,1"]
+    common = ["-t", transport, "--rendezvous", f"10.213.7.1:{port}", "-s", sizes, *cpus,
+              "--timeout", "60", *extra]
+    r0 = subprocess.Popen(VERSUS + ["lab", "run", "a", "--", "env", *env, "VERSUS_RANK=0", "VERSUS_SIZE=2",
+                                    vt.RUNNER, *common, "-O", out],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p1 = vt.run_cmd(VERSUS + ["lab", "run", "b", "--", "env", *env, "VERSUS_RANK=1", "VERSUS_SIZE=2", vt.RUNNER,
+                              *common, "-q"], timeout=120)
+    o0, e0 = r0.communicate(timeout=120)
+    vt.log(f"rank 0 rc={r0.returncode}\n{o0}{e0}")
+    vt.check(r0.returncode == 0 and p1.returncode == 0, f"{transport} across the boxes: both ranks exit 0")
+    return (*vt.read_jsonl(out), e0)

@@ -1,0 +1,120 @@
+"""Ground truth with the link between the two boxes: what is imposed on the link is what the fitted
+model of a tcp ping-pong sweep reports.
+
+- A rate imposed with the kernel's tbf (100 Mbit/s and 1 Gbit/s): the fitted bandwidth of the
+  large-message regime is TCP's goodput at that rate (payload over payload plus 66 B of TCP/IP and
+  Ethernet headers per 1448 B segment at MTU 1500) within 5 %.
+- A one-way delay imposed by the relay (versus-link; 50 us and 200 us): the fitted latency less the
+  latency through the relay with no delay (the model's own overhead: the relay's hops and wake-ups)
+  is the delay within 5 %.  With a 100 Mbit/s rate on the relay as well, less also the time its
+  headers take on the wire, and the large-message bandwidth is the goodput within 5 %.
+
+For the delays the ranks block in recv (the tcp transport's mode=block, as NetPIPE does) and share
+CPU 0 with the relay, which gives the steadiest latency here; for rates they poll on both CPUs.
+One launch can still be late by a wake-up: every figure is the best of three launches (lowest
+latency, highest bandwidth).
+Exits 77 when this machine cannot make network namespaces or versus-link was not built."""
+import json
+import os
+import sys
+
+import vstest as vt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
+
+if not os.environ.get("VERSUS_LINK") or not os.access(os.environ["VERSUS_LINK"], os.X_OK):
+    print("SKIP: versus-link (the relay) was not built: it needs linux/if_tun.h", flush=True)
+    sys.exit(77)
+
+LAUNCHES = 3
+TOLERANCE = 0.05
+HEADERS = 66                 # TCP (32 with timestamps) + IPv4 (20) + Ethernet (14) per segment
+SEGMENT = 1448               # TCP payload per segment at MTU 1500 with timestamps
+SMALL = "8,64,256,1K"        # one segment each
+d = vt.tmpdir()
+
+
+def goodput(rate_mbit):
+    return rate_mbit * SEGMENT / (SEGMENT + HEADERS)
+
+
+def regimes(out):
+    p = vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60)
+    vt.check(p.returncode == 0, f"versus summary {os.path.basename(out)} exits 0")
+    return json.loads(p.stdout)["runs"][0]["regimes"]
+
+
+def best_of(tag, sizes, iterations, pick, extra=()):
+    """LAUNCHES launches of a tcp sweep across the boxes; pick(regimes) -> figure; returns the
+    list of figures."""
+    got = []
+    for k in range(LAUNCHES):
+        out = f"{d}/{tag}-{k}.jsonl"
+        run, recs, end, _ = across("tcp", sizes, out, ["-i", str(iterations), "-w", "5", *extra])
+        vt.check(end["status"] == "ok", f"{tag} launch {k}: status ok")
+        got.append(pick(regimes(out)))
+    vt.log(f"{tag}: {', '.join(f'{g:.2f}' for g in got)}")
+    return got
+
+
+BLOCK = ["-o", "mode=block", "--cpus", "0,0"]
+LARGE = ["--iterations-large", "10", "--warmup-large", "2"]
+
+
+def latency(regs):
+    return regs[0]["latency_us"]
+
+
+def bandwidth_mbit(regs):
+    return regs[-1]["bandwidth_MBps"] * 8
+
+
+figures = []
+try:
+    # rates by tbf
+    for rate, sizes in ((100, "64K,128K,256K,512K,1M"), (1000, "256K,512K,1M,2M,4M")):
+        lab("up", "--rate", str(rate))
+        st = json.loads(lab("status", "--json").stdout)
+        vt.check(st["link"] == "veth" and all("tbf" in b["qdisc"] for b in st["boxes"]),
+                 f"--rate {rate} puts tbf on both ends of the veth pair")
+        mbit = max(best_of(f"tbf{rate}", sizes, 10, bandwidth_mbit, LARGE))
+        err = mbit / goodput(rate) - 1
+        figures.append(f"tbf {rate} Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(rate):.1f} ({100 * err:+.1f} %)")
+        vt.check(abs(err) <= TOLERANCE, figures[-1])
+
+    # delays by the relay, against the relay with no delay
+    lab("up", "--delay", "0")
+    st = json.loads(lab("status", "--json").stdout)
+    vt.check(st["link"] == "relay" and st["delay_us"] == 0, "--delay 0 puts the relay in place, no delay")
+    base = min(best_of("relay-d0", SMALL, 300, latency, BLOCK))
+    figures.append(f"relay, no delay: fitted latency {base:.2f} us (the model's own overhead)")
+    for delay in (50, 200):
+        lab("up", "--delay", str(delay))
+        lat = min(best_of(f"relay-d{delay}", SMALL, 300, latency, BLOCK))
+        err = (lat - base) / delay - 1
+        figures.append(f"delay {delay} us: fitted latency {lat:.2f} us, less the overhead {lat - base:.2f} us "
+                       f"({100 * err:+.1f} %)")
+        vt.check(abs(err) <= TOLERANCE, figures[-1])
+
+    # delay and rate on the relay: a small message's headers take their wire time too
+    lab("up", "--delay", "200", "--rate", "100")
+    lat = min(best_of("relay-d200-r100", SMALL, 200, latency, BLOCK))
+    wire = HEADERS * 8 / 100       # us for one segment's headers at 100 Mbit/s
+    err = (lat - base - wire) / 200 - 1
+    figures.append(f"delay 200 us at 100 Mbit/s: fitted latency {lat:.2f} us, less the overhead and "
+                   f"{wire:.2f} us of headers {lat - base - wire:.2f} us ({100 * err:+.1f} %)")
+    vt.check(abs(err) <= TOLERANCE, figures[-1])
+    mbit = max(best_of("relay-r100", "64K,128K,256K,512K,1M", 10, bandwidth_mbit, LARGE))
+    err = mbit / goodput(100) - 1
+    figures.append(f"relay 100 Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(100):.1f} ({100 * err:+.1f} %)")
+    vt.check(abs(err) <= TOLERANCE, figures[-1])
+    pid = open("/run/versus-lab/link.pid", encoding="utf-8").read().strip()
+finally:
+    down = lab("down", check=False)
+vt.log(down.stdout)
+lines = [ln for ln in down.stdout.splitlines() if ln.startswith("versus-link:")]
+vt.check(len(lines) == 2 and all(" 0 dropped" in ln for ln in lines),
+         "down ends the relay, which reports its counters (nothing dropped)")
+vt.check(not os.path.exists(f"/proc/{pid}") and not leftovers(), "no relay, namespace or host file is left")
+vt.log("\n".join(figures))
