@@ -39,7 +39,8 @@ from .progress import Progress
 SKIP_EXIT = 77
 RUN_KEYS = {"id", "transport", "options", "env", "pattern", "variant", "variants", "sizes",
             "quick_sizes", "iterations", "iterations_large", "warmup", "warmup_large", "placement",
-            "cpus", "launcher", "launches", "extra_args", "timeout", "np", "batch", "label"}
+            "cpus", "launcher", "launches", "extra_args", "timeout", "np", "batch", "label",
+            "nodes", "hosts", "launcher_args"}
 TOP_KEYS = {"title", "description", "study", "timeout", "launches", "defaults", "run", "compare",
             "scale"}
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -69,6 +70,9 @@ class RunSpec:
     np: int = 2
     extra_args: list = field(default_factory=list)
     timeout: float = 300.0
+    nodes: int | None = None          # spread the ranks over this many nodes (None: the launcher decides)
+    hosts: list = field(default_factory=list)          # mpirun/mpiexec: the hosts to start on
+    launcher_args: list = field(default_factory=list)  # given to the launcher as they are
 
     @property
     def filename(self) -> str:
@@ -151,6 +155,21 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
         extra = e.get("extra_args", [])
         if not isinstance(extra, list):
             raise InputError(f"{where}: extra_args must be a list of strings")
+        launcher_args = e.get("launcher_args", [])
+        if not isinstance(launcher_args, list):
+            raise InputError(f"{where}: launcher_args must be a list of strings (e.g. [\"--mca\", \"btl\", \"self,tcp\"])")
+        hosts = e.get("hosts", [])
+        hosts = hosts.split(",") if isinstance(hosts, str) else hosts
+        if not isinstance(hosts, list) or not all(isinstance(h, str) and h.strip() for h in hosts):
+            raise InputError(f"{where}: hosts must be a list of host names or one string \"a,b\"")
+        nodes = e.get("nodes")
+        np_ = e.get("np", 2)
+        if not isinstance(np_, int) or isinstance(np_, bool) or np_ < 1:
+            raise InputError(f"{where}: np must be a whole number of ranks, at least 1 (got {np_!r})")
+        if nodes is not None and (not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1
+                                  or np_ % nodes):
+            raise InputError(f"{where}: nodes must be a whole number that divides np = {np_} "
+                             f"(got {nodes!r}): the ranks are spread evenly")
         sizes = str(e.get("quick_sizes") if scale < 1 and e.get("quick_sizes") else e.get("sizes", "0:4M"))
         for variant in variants:
             cid = rid if len(variants) == 1 or not variant else f"{rid}-{variant}"
@@ -169,8 +188,9 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                     warmup_large=_scaled(e.get("warmup_large"), scale, 1),
                     batch=None if e.get("batch") is None else str(e["batch"]),
                     placement=e.get("placement"), cpus=e.get("cpus"),
-                    launcher=str(e.get("launcher", "auto")), launch_id=k, np=int(e.get("np", 2)),
-                    extra_args=[str(a) for a in extra],
+                    launcher=str(e.get("launcher", "auto")), launch_id=k, np=np_,
+                    extra_args=[str(a) for a in extra], nodes=nodes, hosts=[h.strip() for h in hosts],
+                    launcher_args=[str(a) for a in launcher_args],
                     timeout=float(e.get("timeout", top_timeout))))
     runs = interleave(runs)
     compare = doc.get("compare", [])
@@ -263,7 +283,8 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
     module = declared.get(spec.transport)
     launcher = choose_launcher(spec, environ, module)
     try:
-        before, after = vsmod.wrap(launcher, spec.np, module, declared, env_keys=list(spec.env))
+        before, after = vsmod.wrap(launcher, spec.np, module, declared, env_keys=list(spec.env),
+                                   nodes=spec.nodes, hosts=spec.hosts, launcher_args=spec.launcher_args)
     except ValueError as ex:
         raise InputError(f"run {spec.id}: {ex}") from None
     return before + args + after

@@ -53,27 +53,47 @@ def launcher_program(kind: str, module: dict | None, modules: dict[str, dict]) -
 
 
 def wrap(kind: str, np: int, module: dict | None, modules: dict[str, dict], env_keys=(),
-         root: bool | None = None) -> tuple[list[str], list[str]]:
+         root: bool | None = None, nodes: int | None = None, hosts=(), launcher_args=()) -> tuple[list[str], list[str]]:
     """(before, after): the launcher's argv before the runner's, and what follows the runner's
-    arguments (local: --launch local -n N).  Raises ValueError for a launcher that cannot start it."""
+    arguments (local: --launch local -n N).  nodes spreads the ranks evenly over that many nodes
+    (np / nodes per node); hosts names them for mpirun and mpiexec; launcher_args go to the
+    launcher as they are.  Raises ValueError for a launcher that cannot start it."""
     if root is None:
         root = hasattr(os, "geteuid") and os.geteuid() == 0
+    per_node = np // nodes if nodes else None
     if kind == "local":
         if (module or {}).get("bootstrap"):
             prog = (module.get("launcher") or {}).get("kind", "its MPI launcher")
             raise ValueError(f"transport {module['name']} is started by {prog}, not by the local launcher")
+        if (nodes or 1) > 1 or hosts or launcher_args:
+            raise ValueError("the local launcher starts every rank on this host: for nodes, hosts or "
+                             "launcher_args use launcher = \"mpirun\", \"mpiexec\" or \"srun\"")
         return [], ["--launch", "local", "-n", str(np)]
+    if kind in ("mpirun", "mpiexec") and nodes and len(hosts) not in (0, nodes):
+        raise ValueError(f"nodes = {nodes} but {len(hosts)} hosts are named")
     if kind == "mpirun":
-        cmd = [launcher_program("mpirun", module, modules), "-np", str(np), "--oversubscribe", "--bind-to", "none"]
+        cmd = [launcher_program("mpirun", module, modules), "-np", str(np), "--bind-to", "none"]
+        if hosts:
+            cmd += ["--host", ",".join(f"{h}:{per_node or np}" for h in hosts)]
+        else:
+            cmd.append("--oversubscribe")
+        if per_node:
+            cmd += ["--map-by", f"ppr:{per_node}:node"]
         if root:
             cmd.append("--allow-run-as-root")
         for k in env_keys:
             cmd += ["-x", k]
-        return cmd, []
+        return cmd + list(launcher_args), []
     if kind == "mpiexec":
-        return [launcher_program("mpiexec", module, modules), "-n", str(np)], []
+        cmd = [launcher_program("mpiexec", module, modules), "-n", str(np)]
+        cmd += ["-hosts", ",".join(hosts)] if hosts else []
+        cmd += ["-ppn", str(per_node)] if per_node else []
+        return cmd + list(launcher_args), []
     if kind == "srun":
         plugin = ((module or {}).get("launcher") or {}).get("srun_mpi")
         # --cpu-bind=none: versus places the ranks (docs/placement.md), as with mpirun --bind-to none
-        return ["srun", "-n", str(np), "--cpu-bind=none"] + ([f"--mpi={plugin}"] if plugin else []), []
+        cmd = ["srun", "-n", str(np)]
+        cmd += ["-N", str(nodes), f"--ntasks-per-node={per_node}"] if nodes else []
+        cmd += ["--cpu-bind=none"] + ([f"--mpi={plugin}"] if plugin else [])
+        return cmd + list(launcher_args), []
     raise ValueError(f"unknown launcher {kind!r} ({', '.join(LAUNCHERS)})")

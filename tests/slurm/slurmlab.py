@@ -1,7 +1,14 @@
 """A private Slurm on this machine for the tests: its own munge key and socket, slurmctld and one
 slurmd, all state under one temporary directory; nothing of the system's configuration is read
 or touched (clients find it through SLURM_CONF).  `down` stops every daemon it started and removes
-the directory, also after a failed test (use it as a context manager)."""
+the directory, also after a failed test (use it as a context manager).
+
+With two_nodes=True it is a two-node cluster on the two boxes of `versus lab` (network namespaces
+box-a 10.213.7.1 and box-b 10.213.7.2): slurmctld and node box-a's slurmd in box-a, node box-b's
+slurmd in box-b, each daemon in a mount and UTS namespace of its own with its box's host name and
+host file, its /sys showing its own network namespace's devices and the cgroup tree still mounted
+(slurmd needs it), pinned to its own CPU (the nodes have one each).  Clients (srun, salloc, sbatch)
+run on box-a (Slurm.client)."""
 import os
 import shutil
 import signal
@@ -21,15 +28,37 @@ def missing():
     return f"not installed: {', '.join(lack)} (apt install slurm-wlm munge)" if lack else None
 
 
+def _lab():
+    """versus lab (the two boxes), imported only when two nodes are asked for."""
+    from versus import lab
+    return lab
+
+
 def _bin(name):
     return shutil.which(name) or f"/usr/sbin/{name}"
 
 
+# A daemon "on" a box: its network namespace; a mount namespace in which the box's host file is
+# /etc/hosts and /sys is remounted for that network namespace with the cgroup tree moved back onto
+# it (ip netns exec would hide the cgroup tree); a UTS namespace with the box's host name.
+_ON_BOX = r"""set -e
+mount --bind "/etc/netns/$VS_NETNS/hosts" /etc/hosts
+hostname "$VS_HOST"
+keep="$VS_DIR/cgroup-$VS_HOST"; mkdir -p "$keep"
+mount --rbind /sys/fs/cgroup "$keep"
+mount -t sysfs sysfs /sys
+mount --move "$keep" /sys/fs/cgroup
+exec taskset -c "$VS_CPU" "$@"
+"""
+
+
 class Slurm:
-    def __init__(self, node="vsnode", cpus=None):
+    def __init__(self, node="vsnode", cpus=None, two_nodes=False):
         self.dir = tempfile.mkdtemp(prefix="versus-slurm-")
         os.chmod(self.dir, 0o755)  # munged wants every directory above its socket reachable
+        self.two_nodes = two_nodes
         self.node = node
+        self.nodes = [b.name for b in _lab().BOXES] if two_nodes else [node]
         self.cpus = cpus or os.cpu_count() or 1
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.sock = os.path.join(self.dir, "munge-run", "munge.socket.2")
@@ -50,7 +79,28 @@ class Slurm:
         self.down()
         return False
 
+    def on_box(self, i, argv):
+        """argv as a daemon on box i (see _ON_BOX)."""
+        b = _lab().BOXES[i]
+        env = ["env", f"VS_NETNS={b.netns}", f"VS_HOST={b.name}", f"VS_DIR={self.dir}",
+               f"VS_CPU={i % (os.cpu_count() or 1)}"]
+        return ["nsenter", f"--net=/run/netns/{b.netns}", "unshare", "--uts", "--mount", "--propagation",
+                "private", *env, "sh", "-c", _ON_BOX, "on-box", *argv]
+
+    def client(self, argv):
+        """argv as a command on the cluster's login node (box-a with two nodes, here otherwise)."""
+        return _lab().command("a", argv) if self.two_nodes else list(argv)
+
+    def _node_lines(self):
+        if not self.two_nodes:
+            return (f"NodeName={self.node} NodeHostname={os.uname().nodename} NodeAddr=127.0.0.1 "
+                    f"CPUs={self.cpus} RealMemory=1000 State=UNKNOWN\n")
+        return "".join(f"NodeName={b.name} NodeHostname={b.name} NodeAddr={b.addr} CPUs=1 RealMemory=1000 "
+                       "State=UNKNOWN\n" for b in _lab().BOXES)
+
     def up(self, timeout=30.0):
+        if self.two_nodes:
+            _lab().up()
         for d in ("munge", "munge-run", "log", "ctld", "run", "spool", "tmp"):
             os.makedirs(self.path(d), exist_ok=True)
         os.chmod(self.path("munge"), 0o700)
@@ -63,6 +113,7 @@ class Slurm:
                         f"--pid-file={self.path('munge-run', 'munged.pid')}",
                         f"--seed-file={self.path('munge', 'munged.seed')}"], check=True, capture_output=True)
         host = os.uname().nodename
+        ctld = f"{_lab().BOXES[0].name}({_lab().BOXES[0].addr})" if self.two_nodes else f"{host}(127.0.0.1)"
         with open(self.conf, "w", encoding="utf-8") as f:
             f.write(f"""ClusterName=versus
 SlurmUser=root
@@ -70,18 +121,18 @@ SlurmdUser=root
 AuthType=auth/munge
 AuthInfo=socket={self.sock},cred_expire=10
 CredType=cred/munge
-SlurmctldHost={host}(127.0.0.1)
+SlurmctldHost={ctld}
 SlurmctldPort={CTLD_PORT}
 SlurmdPort={SLURMD_PORT}
 StateSaveLocation={self.path('ctld')}
 SlurmdSpoolDir={self.path('spool')}/%n
-TmpFS={self.path('tmp')}
+TmpFS={self.path('tmp')}/%n
 SlurmctldPidFile={self.path('run', 'slurmctld.pid')}
 SlurmdPidFile={self.path('run', 'slurmd-%n.pid')}
 SlurmctldLogFile={self.path('log', 'slurmctld.log')}
 SlurmdLogFile={self.path('log', 'slurmd-%n.log')}
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/affinity
+TaskPlugin={'task/none' if self.two_nodes else 'task/affinity'}
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
@@ -94,17 +145,23 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=5
 Waittime=0
-NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory=1000 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+{self._node_lines()}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
-        os.makedirs(self.path("spool", self.node), exist_ok=True)
-        subprocess.run([_bin("slurmctld"), "-f", self.conf], check=True, capture_output=True, env=self.env)
-        subprocess.run([_bin("slurmd"), "-f", self.conf, "-N", self.node], check=True, capture_output=True,
+        for n in self.nodes:
+            os.makedirs(self.path("spool", n), exist_ok=True)
+            os.makedirs(self.path("tmp", n), exist_ok=True)
+        ctld = [_bin("slurmctld"), "-f", self.conf]
+        subprocess.run(self.on_box(0, ctld) if self.two_nodes else ctld, check=True, capture_output=True,
                        env=self.env)
+        for i, n in enumerate(self.nodes):
+            slurmd = [_bin("slurmd"), "-f", self.conf, "-N", n]
+            subprocess.run(self.on_box(i, slurmd) if self.two_nodes else slurmd, check=True, capture_output=True,
+                           env=self.env)
         t0 = time.monotonic()
         while time.monotonic() - t0 < timeout:
-            p = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=self.env)
-            if p.returncode == 0 and p.stdout.strip() == "idle":
+            p = subprocess.run(self.client(["sinfo", "-h", "-N", "-o", "%T"]), capture_output=True, text=True,
+                               env=self.env)
+            if p.returncode == 0 and p.stdout.split() == ["idle"] * len(self.nodes):
                 self.up_s = time.monotonic() - t0
                 return
             time.sleep(0.05)
@@ -119,13 +176,13 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 
     def srun(self, args, timeout=120, env=None, cwd=None):
         e = dict(self.env, **(env or {}))
-        return subprocess.run(["srun", *args], capture_output=True, text=True, timeout=timeout, env=e,
+        return subprocess.run(self.client(["srun", *args]), capture_output=True, text=True, timeout=timeout, env=e,
                               cwd=cwd, stdin=subprocess.DEVNULL)
 
     def down(self):
-        subprocess.run(["scancel", "--full", "-u", "root"], capture_output=True, env=self.env)
-        for pidfile in (self.path("run", f"slurmd-{self.node}.pid"), self.path("run", "slurmctld.pid"),
-                        self.path("munge-run", "munged.pid")):
+        subprocess.run(self.client(["scancel", "--full", "-u", "root"]), capture_output=True, env=self.env)
+        for pidfile in [self.path("run", f"slurmd-{n}.pid") for n in self.nodes] + [
+                self.path("run", "slurmctld.pid"), self.path("munge-run", "munged.pid")]:
             try:
                 with open(pidfile, encoding="utf-8") as f:
                     pid = int(f.read().strip())
@@ -145,6 +202,8 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
                         pass
                 if not os.path.exists(f"/proc/{pid}"):
                     break
+        if self.two_nodes:
+            _lab().down()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def running(self):
