@@ -263,10 +263,24 @@ def choose_launcher(spec: RunSpec, environ: dict, module: dict | None = None) ->
     return vsmod.default_launcher(module, environ)
 
 
+def nodes_available(environ: dict, lab: bool = False) -> int:
+    """How many nodes the runs of this campaign can spread over: the lab's two boxes, the nodes
+    of the Slurm allocation it runs in, else this one."""
+    if lab:
+        return 2
+    for k in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+        try:
+            return max(1, int(environ[k]))
+        except (KeyError, ValueError):
+            pass
+    return 1
+
+
 def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = None,
-                  declared: dict[str, dict] | None = None) -> list[str]:
+                  declared: dict[str, dict] | None = None, lab: bool = False) -> list[str]:
     """The full argv of one run, launcher included; declared is what the modules say of
-    themselves (RunnerInfo.declared)."""
+    themselves (RunnerInfo.declared).  lab: run it on the boxes of `versus lab` (from box-a;
+    runs with nodes > 1 get one box per node, through the lab's remote-shell agent)."""
     environ = os.environ if environ is None else environ
     declared = declared or {}
     args = [runner, "--transport", spec.transport, "--pattern", spec.pattern]
@@ -282,11 +296,23 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
     args += spec.extra_args
     module = declared.get(spec.transport)
     launcher = choose_launcher(spec, environ, module)
+    hosts, largs = spec.hosts, spec.launcher_args
     try:
+        if lab and (spec.nodes or 1) > 1:
+            from . import lab as vslab
+            hosts = hosts or [b.name for b in vslab.BOXES][:spec.nodes]
+            largs = vslab.launcher_args(launcher) + largs
+            if spec.cpus is None:
+                # the boxes share this machine's CPUs: the first rank of each box would take CPU 0
+                ncpu = os.cpu_count() or 1
+                args += ["--cpus", ",".join(str(i % ncpu) for i in range(spec.np))]
         before, after = vsmod.wrap(launcher, spec.np, module, declared, env_keys=list(spec.env),
-                                   nodes=spec.nodes, hosts=spec.hosts, launcher_args=spec.launcher_args)
+                                   nodes=spec.nodes, hosts=hosts, launcher_args=largs)
     except ValueError as ex:
         raise InputError(f"run {spec.id}: {ex}") from None
+    if lab:
+        from . import lab as vslab
+        return vslab.command("a", before + args + after)
     return before + args + after
 
 
@@ -353,14 +379,21 @@ def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
 
 
 def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
-                 stream=None, environ: dict | None = None) -> dict:
-    """Execute every run not already complete; write and return the manifest."""
+                 stream=None, environ: dict | None = None, lab: bool = False) -> dict:
+    """Execute every run not already complete; write and return the manifest.  A run that asks
+    for more nodes than there are (nodes_available) is skipped with the reason; lab: run on the
+    boxes of `versus lab`."""
     stream = sys.stderr if stream is None else stream
     environ = dict(os.environ if environ is None else environ)
     environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     results.mkdir(parents=True, exist_ok=True)
     info = probe_runner(find_runner(runner))
+    have_nodes = nodes_available(environ, lab)
+    if lab:
+        from . import lab as vslab
+        if not vslab.status()["up"]:
+            raise InputError("--lab: the lab is down: start it with 'versus lab up' (see versus lab up --help)")
     entries = []
     bar = Progress(len(camp.runs), stream)
     for spec in camp.runs:
@@ -375,6 +408,11 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
                        else f"does not load: {info.modules[spec.transport]}"))
         elif info.patterns and spec.pattern not in info.patterns:
             note = f"pattern '{spec.pattern}' is not known to this runner (knows {', '.join(info.patterns)})"
+        elif (spec.nodes or 1) > have_nodes and len(spec.hosts) < (spec.nodes or 1):
+            note = (f"needs {spec.nodes} nodes and {have_nodes} {'is' if have_nodes == 1 else 'are'} here: run the "
+                    f"campaign inside an allocation of {spec.nodes} nodes (salloc -N {spec.nodes}, or --sbatch), "
+                    f"name the hosts (hosts = [...]), or rehearse it on two emulated boxes with "
+                    f"'versus lab up' and --lab")
         if note:
             entry.update(status="skipped", note=note)
             bar.step(spec.id, "skipped", 0.0)
@@ -383,7 +421,7 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
             bar.step(spec.id, "done before", 0.0)
         else:
             try:
-                cmd = build_command(spec, info.path, out.resolve(), environ, info.declared)
+                cmd = build_command(spec, info.path, out.resolve(), environ, info.declared, lab)
             except InputError as ex:
                 entry.update(status="failed", note=str(ex))
                 bar.step(spec.id, "failed", 0.0)
@@ -440,6 +478,7 @@ def sbatch_script(camp: Campaign, config: str, results: Path, runner: str, quick
     which resumes: complete results are kept, the others run again."""
     import shlex
     ntasks = max((s.np for s in camp.runs), default=2)
+    nodes = max((s.nodes or 1 for s in camp.runs), default=1)
     cmd = [sys.executable, "-m", "versus", "campaign", str(Path(config).resolve()), "--results",
            str(results.resolve()), "--runner", runner]
     cmd += ["--quick"] if quick else []
@@ -448,6 +487,7 @@ def sbatch_script(camp: Campaign, config: str, results: Path, runner: str, quick
     lines = ["#!/bin/sh",
              f"#SBATCH --job-name=versus-{Path(config).stem}",
              f"#SBATCH --ntasks={ntasks}",
+             *([f"#SBATCH --nodes={nodes}"] if nodes > 1 else []),
              f"#SBATCH --output={results.resolve()}/slurm-%j.out",
              "#SBATCH --open-mode=append",
              "#SBATCH --requeue"]
@@ -482,7 +522,7 @@ def cmd_campaign(args) -> int:
         print(f"versus campaign: submitted {script} as job {p.stdout.strip()}; results in {results}",
               file=sys.stderr)
         return 0
-    man = run_campaign(camp, results, args.runner)
+    man = run_campaign(camp, results, args.runner, lab=args.lab)
     c = man["counts"]
     print(f"versus campaign: {len(man['runs'])} runs: "
           + ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
@@ -515,4 +555,7 @@ def add_parser(sub) -> None:
                    help="an #SBATCH line for the script, repeatable (e.g. --sbatch-option=--nodes=2 "
                         "--sbatch-option=--time=01:00:00)")
     p.add_argument("--submit", action="store_true", help="write the batch script and submit it with sbatch")
+    p.add_argument("--lab", action="store_true",
+                   help="run on the two emulated boxes of 'versus lab up' (root): every run starts on box-a, "
+                        "runs with nodes = 2 put one rank on each box")
     p.set_defaults(func=cmd_campaign)

@@ -280,6 +280,19 @@ exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$*"' 
         f.write("".join(f"{b.name} slots=1\n" for b in BOXES))
 
 
+def launcher_args(kind: str) -> list[str]:
+    """What an MPI launcher needs to start ranks on the boxes: the lab's agent in place of ssh and
+    the link's interface for its own traffic and the messages (mpirun is Open MPI's, mpiexec
+    MPICH's Hydra)."""
+    if kind == "mpirun":
+        return ["--mca", "plm_rsh_agent", AGENT, "--mca", "btl_tcp_if_include", IFACE,
+                "--mca", "oob_tcp_if_include", IFACE]
+    if kind == "mpiexec":
+        return ["-launcher", "ssh", "-launcher-exec", AGENT, "-iface", IFACE]
+    raise ValueError(f"the lab starts ranks on both boxes with mpirun or mpiexec, not {kind} "
+                     "(for transports without an MPI launcher set launcher = \"mpirun\")")
+
+
 def status() -> dict:
     """What is there now: per box its namespace, address, MTU and queueing discipline."""
     there = present()

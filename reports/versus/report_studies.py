@@ -48,6 +48,47 @@ def _sweeps(configs):
     return [c for c in configs if len(c.pooled.sizes_by_bytes()) > 1]
 
 
+def _two_boxes(c) -> bool:
+    """Whether the configuration's ranks ran on two hosts (the configuration key keeps the number
+    of hosts, so every launch of it agrees)."""
+    return len(set(map(str, c.runs[0].record.get("hosts") or []))) > 1
+
+
+def _by_boxes(cfgs):
+    """(same box, two boxes)"""
+    return [c for c in cfgs if not _two_boxes(c)], [c for c in cfgs if _two_boxes(c)]
+
+
+def _boxes_side_by_side(tid, caption, same, two):
+    """Same box and two boxes in one table, as the seeds put them: per trial (launch) the round
+    trip's min, max, mean and sd on each side, then the per-launch means across launches.  Returns
+    the table and the comparison's statements (two boxes against the same box, between launches)."""
+    st = [run_statistics([r for c in side for r in c.runs]) for side in (same, two)]
+    n = max(len(x["runs"]) for x in st)
+    rows = []
+
+    def cells(x, i):
+        if i >= len(x["runs"]):
+            return [None] * 4
+        d = x["runs"][i]
+        return [d["min"], d["max"], d["mean"], d["std"]]
+    for i in range(n):
+        rows.append([f"trial {i + 1}"] + cells(st[0], i) + cells(st[1], i))
+    across = [x["across_runs"] for x in st]
+    rows.append(["mean of the trials' means"] + [None, None, across[0]["mean"], across[0]["std"]]
+                + [None, None, across[1]["mean"], across[1]["std"]])
+    cols = [("", "text")] + [(f"{side} {k}", "us") for side in ("one box", "two boxes")
+                             for k in ("min µs", "max µs", "average µs", "sd µs")]
+    notes = ["µs per round trip of %s B; one box: %s; two boxes: %s" % (
+        st[0]["bytes"], ", ".join(c.id for c in same), ", ".join(c.id for c in two))]
+    if across[0]["mean"] and across[1]["mean"]:
+        notes.append(f"two boxes / one box: {across[1]['mean'] / across[0]['mean']:.1f}× "
+                     "(ratio of the means of the trials' means)")
+    cmp = compare_runs([r for c in two for r in c.runs], [r for c in same for r in c.runs],
+                       include_invalid=_included(two[0]))
+    return _table(tid, caption, cols, rows, notes), named_statements(cmp, "two boxes", "one box")
+
+
 def seed000(configs) -> dict:
     runs = [c.pooled for c in _sweeps(configs)]
     v = variant_table(runs)
@@ -124,10 +165,19 @@ def _regimes_table(tid, caption, cfgs, min_bytes=0):
 
 def seed001(configs) -> dict:
     tables, statements = [], []
-    if _single(configs):
-        t, res = _runstats_table("seed001-runs", "Runs of one integer, same box (Tables 1 and 2)", _single(configs))
+    same, two = _by_boxes(_single(configs))
+    if same:
+        t, res = _runstats_table("seed001-runs", "Runs of one integer, same box (Tables 1 and 2)", same)
         tables.append(t)
-        statements += [res] if res else []
+        statements += [f"same box: {res}"] if res else []
+    if two:
+        t, res = _runstats_table("seed001-runs-two-boxes", "Runs of one integer, two boxes (Tables 3 and 4)", two)
+        tables.append(t)
+        statements += [f"two boxes: {res}"] if res else []
+    if same and two:
+        t, said = _boxes_side_by_side("seed001-boxes", "One integer: same box against two boxes", same, two)
+        tables.append(t)
+        statements += said
     if _sweeps(configs):
         tables.append(_transitions_table("seed001-stairs", "Staircase: where one more integer changes the time",
                                          _sweeps(configs)))
@@ -162,10 +212,17 @@ def seed003(configs) -> dict:
 
 def seed004(configs) -> dict:
     tables, statements = [], []
-    if _single(configs):
-        t, res = _runstats_table("seed004-runs", "Two integers, one box (Table 1.1 layout)", _single(configs))
+    same, two = _by_boxes(_single(configs))
+    if same and two:
+        t, said = _boxes_side_by_side("seed004-runs", "Two integers, one box and two boxes (Table 1.1 layout)",
+                                      same, two)
         tables.append(t)
-        statements += [res] if res else []
+        statements += said
+    elif same or two:
+        where = "one box" if same else "two boxes"
+        t, res = _runstats_table("seed004-runs", f"Two integers, {where} (Table 1.1 layout)", same or two)
+        tables.append(t)
+        statements += [f"{where}: {res}"] if res else []
     if _sweeps(configs):
         tables.append(_regimes_table("seed004-regimes", "Packet-size sweep: fitted regimes", _sweeps(configs)))
         tables.append(_transitions_table("seed004-stairs", "Packet-size sweep: steps and staircases",
