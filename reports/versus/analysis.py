@@ -12,7 +12,7 @@ from . import __version__
 from .fit import SegmentedFit, fit_segmented
 from .load import Run, group_launches
 from .stats import LOCATION_Q, SizeStats, summarise_run
-from .transitions import (Staircase, Transition, attribute, classify, find_staircases, label_rest,
+from .transitions import (Staircase, Transition, attribute, classify, find_staircases, label_rest, threshold_notes,
                           replicate_curves, reported_only)
 from .compare import launch_spread
 from .launches import count_launches, launch_key
@@ -152,7 +152,8 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     loc_se = np.array([s.q25_se_ns for s in pts])
     fit = fit_segmented(x, y, se, penalty=penalty, loc=loc, loc_se=loc_se)
     trans = classify(fit, run_replicates(run, fit.locator.x), test_noise=True)
-    unmatched = attribute(trans, run.thresholds)       # thresholds first: a staircase never takes theirs
+    # thresholds first: a staircase never takes theirs
+    unmatched = attribute(trans, run.thresholds, notes=threshold_notes(run.transport.get("attrs") or {}))
     trans = reported_only(trans)
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
     label_rest(trans, stairs)

@@ -393,9 +393,20 @@ def _strength(t: Transition) -> float:
     return abs(t.effect_rel) if t.effect_rel is not None else abs(t.jump_us)
 
 
+def threshold_notes(attrs: dict) -> dict[str, str]:
+    """What a recorded threshold means, where the run record says more than its value: the
+    packet step (a message's payload needs a second TCP segment) names its path."""
+    if "mss" not in attrs:
+        return {}
+    framing = attrs.get("tcp_framing")
+    return {"mss_payload": f"the packet step: a second TCP segment from here on (MSS {attrs['mss']} B at MTU "
+                           f"{attrs.get('mtu', '?')} on {attrs.get('path_iface') or '?'}"
+                           f"{', less framing of ' + framing if framing else ''})"}
+
+
 def attribute(trans: list[Transition], thresholds: dict[str, int],
               staircases: list[Staircase] | None = None,
-              tolerance: float = MATCH_TOLERANCE) -> list[dict]:
+              tolerance: float = MATCH_TOLERANCE, notes: dict[str, str] | None = None) -> list[dict]:
     """Label each transition; match each configured value (all its names) to at
     most one transition: the strongest rising step whose gap meets the value's
     window (match_window), else the strongest slope change there; a step down
@@ -418,6 +429,9 @@ def attribute(trans: list[Transition], thresholds: dict[str, int],
         t = trans[pick]
         t.threshold, t.threshold_names, t.configured_bytes = names[0], list(names), int(val)
         t.label = f"{' = '.join(names)}, configured {val}, detected {_detected(t)}"
+        said = [notes[n] for n in names if notes and n in notes]
+        if said:
+            t.label += f": {said[0]}"
         # the line may bend just after the switch (its first sizes settle): part of it
         for i in near:
             b = trans[i]

@@ -37,6 +37,7 @@
 #include <versus/option.h>
 
 #include "tcp.h"
+#include "vs_tcp_path.h"
 
 _Static_assert(IF_NAMESIZE <= 16, "interface names fit");
 
@@ -160,32 +161,11 @@ static int iface_ip(vs_transport_t *t, const char *name, int want_loopback, stru
  * address and that interface's MTU (what the packet steps of a curve follow). */
 static void path_facts(vs_transport_t *t, int fd)
 {
-    t->mss = t->mtu = -1;
-    t->path_iface[0] = '\0';
-    socklen_t sl = sizeof t->mss;
-    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &t->mss, &sl))
-        t->mss = -1;
-    struct sockaddr_in me;
-    sl = sizeof me;
-    struct ifaddrs *ifs;
-    if (getsockname(fd, (struct sockaddr *)&me, &sl) || getifaddrs(&ifs))
-        return;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
-            ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr != me.sin_addr.s_addr)
-            continue;
-        snprintf(t->path_iface, sizeof t->path_iface, "%s", i->ifa_name);
-        struct ifreq ifr;
-        memset(&ifr, 0, sizeof ifr);
-        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", i->ifa_name);
-        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (s >= 0 && ioctl(s, SIOCGIFMTU, &ifr) == 0)
-            t->mtu = ifr.ifr_mtu;
-        if (s >= 0)
-            close(s);
-        break;
-    }
-    freeifaddrs(ifs);
+    vs_tcp_path_t p;
+    vs_tcp_path_of(fd, &p);
+    t->mss = p.mss;
+    t->mtu = p.mtu;
+    snprintf(t->path_iface, sizeof t->path_iface, "%s", p.iface);
 }
 
 static int set_sockopts(vs_transport_t *t, int fd)
@@ -425,6 +405,7 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
         {"nodelay", "1"},
         {"header_bytes", "16"},
         {"payload_align", "64"},
+        {"tcp_framing", "16 B header per message, payload padded to 64 B"},
         {"wait", t->mode == MODE_BLOCK ? "sleep in recv/send/poll" : "busy-poll"},
         {"path_iface", t->path_iface},
         {"mtu", mtu},
