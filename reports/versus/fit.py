@@ -341,6 +341,11 @@ def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
     excluded: list[int] = []
     if drop_isolated:
         iso = isolated_points(x, ly, lc)
+        if split:
+            # a spike shows in the medians too: a size at a true step whose lower quartile
+            # alone dips on a neighbour (a rate limiter's burst lets a few samples through
+            # early) is not one, and dropping it would move the step by a sweep step
+            iso &= isolated_points(x, y, c)
         excluded = [int(v) for v in x[iso]]
         x, y, se, ly, lse = x[~iso], y[~iso], se[~iso], ly[~iso], lse[~iso]
     m = x.size

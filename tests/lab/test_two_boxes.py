@@ -113,19 +113,18 @@ try:
 
         # Open MPI over its TCP BTL (seed 004's path): the module finds the BTL's connection and
         # records its path and the payload at which a message needs a second segment
-        if mtu == 1500:
-            out = f"{d}/mss-openmpi.jsonl"
-            run, sizes, end, _ = mpi_across("openmpi", out, sizes="1360:1480:+4")
-            attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
-            want = int(attrs.get("mss", 0)) - 24
-            vt.check(attrs.get("path_iface") == "vslab0" and attrs.get("mtu") == "1500" and thr.get("mss_payload") == want,
-                     f"openmpi: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, MSS {attrs.get('mss')}, "
-                     f"mss_payload {thr.get('mss_payload')}")
-            summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
-            named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
-            vt.check(len(named) == 1 and abs(named[0]["bytes"] - want) <= 4 and "MTU 1500" in named[0]["label"],
-                     f"openmpi: the step is found at {named[0]['bytes'] if named else None} B and named the packet "
-                     f"step with its MTU ({named[0]['label'] if named else ''}; configured {want}, sweep step 4 B)")
+        out = f"{d}/mss{mtu}-openmpi.jsonl"
+        run, sizes, end, _ = mpi_across("openmpi", out, sizes="1360:1480:+4" if mtu == 1500 else "8860:8980:+4")
+        attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
+        want = int(attrs.get("mss", 0)) - 24
+        vt.check(attrs.get("path_iface") == "vslab0" and attrs.get("mtu") == str(mtu) and thr.get("mss_payload") == want,
+                 f"openmpi: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, MSS {attrs.get('mss')}, "
+                 f"mss_payload {thr.get('mss_payload')}")
+        summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
+        named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
+        vt.check(len(named) == 1 and abs(named[0]["bytes"] - want) <= 4 and f"MTU {mtu}" in named[0]["label"],
+                 f"openmpi: the step is found at {named[0]['bytes'] if named else None} B and named the packet "
+                 f"step with its MTU ({named[0]['label'] if named else ''}; configured {want}, sweep step 4 B)")
 
     lab("up", "--mtu", "9000")
     st = json.loads(lab("status", "--json").stdout)

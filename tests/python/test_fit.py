@@ -104,6 +104,22 @@ def test_one_odd_size_is_left_out_of_the_fit_and_makes_no_transition(make_run):
     assert not a.transitions and len(a.fit.regimes) == 1
 
 
+def test_a_size_at_a_step_is_not_a_spike_when_only_its_neighbours_lower_quartile_dips():
+    # a packet step between 8876 and 8884 B over a token bucket: the medians step cleanly, but a
+    # burst lets a few samples of 8892 B through early, so the lower quartile dips there and 8884
+    # alone looks like a spike in it; it must stay in the fit and the step stay at 8884
+    x = np.arange(8700, 9101, 8).astype(float)
+    y = np.where(x >= 8884, 366e3, 358e3) + 3.0 * (x - 8700)
+    loc = y - 1500.0
+    loc[x == 8892] -= 3500.0
+    loc[x == 8876] -= 500.0
+    fit = fit_segmented(x, y, np.full(x.size, 150.0), loc=loc, loc_se=np.full(x.size, 150.0))
+    from versus.transitions import classify
+    assert 8884 not in fit.excluded
+    steps = [t for t in classify(fit) if t.kind == "step" and t.jump_us > 5]
+    assert [t.bytes for t in steps] == [8884]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_last_regime_bandwidth_survives_heavy_outlier_sizes_at_the_top(make_run, seed):
     # 10 GB/s line; three of the top sizes (the largest among them) take 2.5-3x
