@@ -169,15 +169,19 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
 
 def find_link_tool() -> str:
     """versus-link: $VERSUS_LINK, then PATH, then beside versus-run's build or install."""
-    from .campaign import find_runner
-    cands = [os.environ.get("VERSUS_LINK"), shutil.which("versus-link")]
+    def usable(c):
+        return bool(c) and os.path.isfile(c) and os.access(c, os.X_OK)
+    for c in (os.environ.get("VERSUS_LINK"), shutil.which("versus-link")):
+        if usable(c):
+            return os.path.abspath(c)
+    from .campaign import find_runner     # only now: it brings the analysis stack with it
     try:
         runner = os.path.dirname(find_runner())
-        cands += [os.path.join(runner, "versus-link"), os.path.join(runner, "..", "tools", "versus-link")]
     except InputError:
-        pass
-    for c in cands:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+        runner = None
+    for c in ([os.path.join(runner, "versus-link"), os.path.join(runner, "..", "tools", "versus-link")]
+              if runner else []):
+        if usable(c):
             return os.path.abspath(c)
     raise InputError("cannot find versus-link (the relay for --delay): set VERSUS_LINK, put it on PATH, "
                      "or build versus (it is built beside versus-run)")
