@@ -1,21 +1,16 @@
 """What the lab tests share: the skip when this machine cannot make network namespaces, the
 `versus lab` command, what a test may leave behind, and one rank of versus-run on each box."""
 import os
-import shutil
 import subprocess
 import sys
 
 import vstest as vt
 
 VERSUS = [sys.executable, "-m", "versus"]
-if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"):
-    print("SKIP: network namespaces need root, iproute2 and unshare", flush=True)
-    sys.exit(77)
-probe = subprocess.run(["ip", "netns", "add", "versus-probe"], capture_output=True, text=True)
-subprocess.run(["ip", "netns", "delete", "versus-probe"], capture_output=True)
-if probe.returncode:
-    print(f"SKIP: this machine cannot make network namespaces: {probe.stderr.strip()}", flush=True)
-    sys.exit(77)
+why = vt.netns_missing()
+if why:
+    print(f"SKIP: {why}", flush=True)
+    sys.exit(vt.SKIP)
 
 
 def lab(*args, check=True):

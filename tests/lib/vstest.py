@@ -47,6 +47,17 @@ def need_program(prog):
     return path
 
 
+def netns_missing():
+    """Why this machine cannot make network namespaces (the lab's two boxes), or None."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"):
+        return "network namespaces need root, iproute2 and unshare"
+    probe = subprocess.run(["ip", "netns", "add", "versus-probe"], capture_output=True, text=True)
+    subprocess.run(["ip", "netns", "delete", "versus-probe"], capture_output=True)
+    if probe.returncode:
+        return f"this machine cannot make network namespaces: {probe.stderr.strip()}"
+    return None
+
+
 def tmpdir():
     return tempfile.mkdtemp(prefix="versus-test-")
 

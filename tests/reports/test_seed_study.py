@@ -12,24 +12,21 @@ usage: test_seed_study.py CONFIG.toml [--lab[=UP,ARGS]] TABLE_ID..."""
 import json
 import os
 import re
-import subprocess
 import sys
 
 from rtest import check, fail, log, pdflatex, pdftotext, tmpdir, versus
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from vstest import BUILT, SKIP  # noqa: E402
+from vstest import BUILT, SKIP, netns_missing  # noqa: E402
 
 config, tables = sys.argv[1], sys.argv[2:]
 lab_up, lab_asked = None, False
 if tables and tables[0].startswith("--lab"):
     lab_asked = True
     lab_up = [a for a in tables.pop(0).partition("=")[2].split(",") if a]
-    probe = subprocess.run(["ip", "netns", "add", "versus-probe"], capture_output=True, text=True) \
-        if os.geteuid() == 0 else None
-    subprocess.run(["ip", "netns", "delete", "versus-probe"], capture_output=True)
-    if probe is None or probe.returncode:
-        log("this machine cannot make network namespaces: the two-box runs must be skipped")
+    why = netns_missing()
+    if why:
+        log(f"{why}: the two-box runs must be skipped")
         lab_up = None
         tables = [t for t in tables if "boxes" not in t]
 work = tmpdir()
