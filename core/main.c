@@ -49,12 +49,15 @@ static void host_debug(void *c, const char *fmt, ...)
     core_t *core = c;
     if (!core->opt->verbose)
         return;
+    /* one write per line: the ranks share stderr, and three writes interleave with theirs */
+    char line[1024];
+    int n = snprintf(line, sizeof line, "versus-run: rank %d: %s: ", core->rank, core->transport);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "versus-run: rank %d: %s: ", core->rank, core->transport);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (n >= 0 && (size_t)n < sizeof line - 1)
+        vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s\n", line);
 }
 
 static int exit_code_for(int rc)
