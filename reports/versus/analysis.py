@@ -12,8 +12,8 @@ from . import __version__
 from .fit import SegmentedFit, fit_segmented
 from .load import Run, group_launches
 from .stats import LOCATION_Q, SizeStats, summarise_run
-from .transitions import (Staircase, Transition, attribute, classify, find_staircases, label_rest, threshold_notes,
-                          replicate_curves, reported_only)
+from .transitions import (Staircase, Transition, attribute, classify, explain_staircases, find_staircases,
+                          label_rest, replicate_curves, reported_only, threshold_notes)
 from .compare import launch_spread
 from .launches import count_launches, launch_key
 from .units import run_meaning
@@ -156,6 +156,7 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     unmatched = attribute(trans, run.thresholds, notes=threshold_notes(run.transport.get("attrs") or {}))
     trans = reported_only(trans)
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
+    explain_staircases(stairs, run.transport.get("attrs") or {})
     label_rest(trans, stairs)
     return Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
 

@@ -81,9 +81,25 @@ class Staircase:
     step_height_us: float           # median one-way jump per step
     members: list[int] = field(default_factory=list)   # indexes into the transitions list
     page_bytes: int | None = None   # the host's page size, when the steps sit at its multiples
+    meaning: str | None = None      # what the run record says the period is (explain_staircases)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["meaning"] is None:
+            del d["meaning"]
+        return d
+
+
+def explain_staircases(staircases: list[Staircase], attrs: dict) -> None:
+    """A period the transport's own framing makes: a module that pads each payload to a multiple
+    of payload_align bytes puts a step on every multiple over a link slow enough to show it."""
+    try:
+        align = int(attrs.get("payload_align", 0))
+    except ValueError:
+        return
+    for sc in staircases:
+        if align > 0 and not sc.page_bytes and abs(sc.period_bytes - align) <= max(1.0, 0.02 * align):
+            sc.meaning = f"the transport pads each payload to a multiple of {align} B"
 
 
 def replicate_curves(visits: list[list[np.ndarray]], quantile: float) -> tuple[np.ndarray, str] | None:
@@ -452,6 +468,7 @@ def label_rest(trans: list[Transition], staircases: list[Staircase] | None) -> N
         elif t.staircase is not None and staircases:
             sc = staircases[t.staircase]
             what = f"page {sc.page_bytes} B" if sc.page_bytes else f"period {sc.period_bytes:.0f} B"
+            what += f": {sc.meaning}" if sc.meaning else ""
             t.label = f"staircase step ({what}), detected {_detected(t)}"
         else:
             what = ("step" if t.jump_us >= 0 else "step down") if t.kind == "step" else "slope change"

@@ -109,6 +109,26 @@ try:
     err = mbit / goodput(100) - 1
     figures.append(f"relay 100 Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(100):.1f} ({100 * err:+.1f} %)")
     vt.check(abs(err) <= TOLERANCE, figures[-1])
+
+    # over the relay's exact rate (no burst) every 64 B of payload costs its wire time: the tcp
+    # transport pads payloads to 64 B, and the analysis reports that period and says why; the
+    # packet step stands out of the staircase and is named with its MTU
+    lab("up", "--delay", "0", "--rate", "100")
+    out = f"{d}/stairs.jsonl"
+    across("tcp", "1000:2200:+8", out, ["-i", "20", "-w", "2", "--order", "interleaved", "--rounds", "3", *BLOCK])
+    summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)["runs"][0]
+    pads = [sc for sc in summ["staircases"] if "pads each payload" in (sc.get("meaning") or "")]
+    vt.check(len(pads) == 1 and abs(pads[0]["period_bytes"] - 64) <= 1 and pads[0]["steps"] >= 10,
+             f"the 64 B padding staircase: period {[round(sc['period_bytes'], 1) for sc in summ['staircases']]} B, "
+             f"{[sc['steps'] for sc in summ['staircases']]} steps, {[sc.get('meaning') for sc in summ['staircases']]}")
+    wire = 64 * 8 / 100
+    vt.check(abs(pads[0]["step_height_us"] / wire - 1) <= 0.1,
+             f"each step is 64 B of wire time at 100 Mbit/s: {pads[0]['step_height_us']:.2f} us, expected {wire:.2f}")
+    named = [t for t in summ["transitions"] if t.get("threshold") == "mss_payload"]
+    vt.check(len(named) == 1 and "MTU 1500" in named[0]["label"],
+             f"the packet step is named with its MTU among the staircase ({named[0]['label'] if named else None})")
+    figures.append(f"relay 100 Mbit/s: staircase period {pads[0]['period_bytes']:.1f} B, step "
+                   f"{pads[0]['step_height_us']:.2f} us (64 B of wire: {wire:.2f}); packet step at {named[0]['bytes']} B")
     pid = open("/run/versus-lab/link.pid", encoding="utf-8").read().strip()
 finally:
     down = lab("down", check=False)

@@ -159,3 +159,13 @@ def test_summary_puts_fitted_asymptotic_bandwidth_beside_the_measured_peak(make_
     assert bw["asymptotic_MBps"] == pytest.approx(1e4, rel=0.03)
     # n / (s + r n) < 1 / r: the measured peak stays below the asymptote
     assert 1.0 <= bw["asymptotic_over_peak"] < 1.3 and bw["agrees"] is True
+
+
+def test_a_staircase_at_the_transports_padding_says_so():
+    from versus.transitions import Staircase, explain_staircases
+    pad = Staircase(64.2, [63.9, 64.5], 1144, 2168, 16, 5.2)
+    page = Staircase(4096.0, None, 4096, 16384, 4, 0.3, page_bytes=4096)
+    other = Staircase(578.0, None, 2024, 4920, 3, 10.0)
+    explain_staircases([pad, page, other], {"payload_align": "64"})
+    assert "64 B" in pad.meaning and page.meaning is None and other.meaning is None
+    assert "meaning" not in other.to_dict() and pad.to_dict()["meaning"] == pad.meaning
