@@ -23,6 +23,4 @@ vt.check(run["status"] == "ok", "the run completed")
 t = gt.check_detected(run, "rndv_thresh", threshold)
 # UCX's rendezvous is its zero-copy path: dearer than eager at the threshold in most launches
 # here, cheaper in some (a step down of ~3 us at 20 KiB in 2 of 14); either way the switch shows
-vt.check(abs(t["jump_us"]) >= 0.3,
-         f"the switch moves the time at the threshold by at least 0.3 us (jump {t['jump_us']:+.3f} us, "
-         f"{'dearer' if t['jump_us'] > 0 else 'cheaper'} above)")
+gt.check_switch_shows(t)

@@ -92,3 +92,19 @@ def check_detected(run, name, threshold, tolerance=TOLERANCE):
              f"{name}: detected at {t['bytes']} B, {100 * err:.1f} % from the set {threshold} B "
              f"(tolerance {100 * tolerance:.0f} %)")
     return t
+
+
+def check_switch_shows(t, min_jump_us=0.3, min_slope_change=0.25):
+    """The attributed switch changes the curve: as a step, by at least min_jump_us at the
+    threshold (either way: UCX's rendezvous is dearer than eager there in most launches, cheaper
+    in some); as a slope change (the lines meet inside the gap, so the jump there is ~0 by
+    construction), by changing the time per byte by at least min_slope_change."""
+    if t["kind"] == "step":
+        vt.check(abs(t["jump_us"]) >= min_jump_us,
+                 f"the switch moves the time at the threshold by at least {min_jump_us} us (jump "
+                 f"{t['jump_us']:+.3f} us, {'dearer' if t['jump_us'] > 0 else 'cheaper'} above)")
+    else:
+        r = t.get("slope_ratio")
+        vt.check(r is not None and (r <= 1 - min_slope_change or r >= 1 / (1 - min_slope_change)),
+                 f"the switch changes the time per byte by at least {100 * min_slope_change:.0f} % "
+                 f"(slope x{r})")
