@@ -340,12 +340,14 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
     gaps = np.diff(pos)
 
     def chain(i, period):
-        """End of the run from gap i whose gaps are whole multiples of period (within
-        rel_tol of it plus the grid: a step's position is known only to its gap)."""
+        """End of the run from gap i whose gaps are one period, or two (one step missed),
+        within rel_tol of it plus the grid (a step's position is known only to its gap).
+        No more than one missed step in a row: across a wide gap any period fits, and two
+        steps near each other would otherwise make a staircase with a distant third."""
         j = i
         while j < len(gaps):
             k = round(gaps[j] / period)
-            if k < 1 or abs(gaps[j] - k * period) > rel_tol * period + max(grid[j], grid[j + 1]) + 1:
+            if not 1 <= k <= 2 or abs(gaps[j] - k * period) > rel_tol * period + max(grid[j], grid[j + 1]) + 1:
                 break
             j += 1
         return j

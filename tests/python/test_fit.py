@@ -169,3 +169,13 @@ def test_a_staircase_at_the_transports_padding_says_so():
     explain_staircases([pad, page, other], {"payload_align": "64"})
     assert "64 B" in pad.meaning and page.meaning is None and other.meaning is None
     assert "meaning" not in other.to_dict() and pad.to_dict()["meaning"] == pad.meaning
+
+
+def test_two_near_steps_and_a_distant_third_are_no_staircase():
+    # ofi over tcp: steps at 8450 and 9050 B and one at 33000 B, sizes 150 B apart near the
+    # first two and 1000 B apart above: 23950 B is "40 periods of 599 B" only because the
+    # sparse grid lets any period fit; at most one missed step in a row may join a staircase
+    from versus.transitions import Transition, find_staircases
+    trans = [Transition(8450, 8300, 8450, "step", 0.5, None), Transition(9050, 8900, 9050, "step", 1.2, None),
+             Transition(33000, 32000, 33000, "step", 0.5, None)]
+    assert find_staircases(trans) == []
