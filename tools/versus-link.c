@@ -173,10 +173,12 @@ static void take_in(direction_t *d, const link_t *l)
     for (;;) {
         unsigned char *dst = d->count < d->cap
             ? d->data + (size_t)((d->head + d->count) % d->cap) * d->slot : scratch;
+        /* a slot holds one byte more than the largest packet carried: a read that fills
+         * it was a larger packet, cut short by the device, and is dropped, not forwarded */
         ssize_t n = read(d->in, dst, dst == scratch ? sizeof scratch : d->slot);
         if (n <= 0)
             return;                       /* EAGAIN: nothing more now */
-        if (dst == scratch || (size_t)n > d->slot) {
+        if (dst == scratch || (size_t)n >= d->slot) {
             d->drops++;
             continue;
         }
@@ -300,7 +302,7 @@ int main(int argc, char **argv)
     }
 
     direction_t dir[2];
-    size_t slot = (size_t)mtu;
+    size_t slot = (size_t)mtu + 1;
     if (direction_init(&dir[0], "a>b", fa, fb, (unsigned)queue, slot) != 0
         || direction_init(&dir[1], "b>a", fb, fa, (unsigned)queue, slot) != 0) {
         fprintf(stderr, "versus-link: out of memory for a queue of %u packets of %zu B\n", (unsigned)queue, slot);
