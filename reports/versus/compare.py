@@ -140,11 +140,14 @@ def _pooled(runs: list[Run], skip) -> dict[int, np.ndarray]:
 
 def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                  adjust: str = "holm", seed: int = 0, draws: int = 2000,
-                 min_effect: float = MIN_EFFECT, include_invalid: bool = False) -> Comparison:
+                 min_effect: float = MIN_EFFECT, include_invalid: bool = False,
+                 labels: tuple[str, str] | None = None) -> Comparison:
     """Compare A against B (each: one run or several launches of one configuration).
     min_effect: relative difference below which a significant size is marked '='.
     A size where any launch of a side failed its payload check is left out of
-    the comparison (and listed in invalid_a / invalid_b) unless include_invalid."""
+    the comparison (and listed in invalid_a / invalid_b) unless include_invalid.
+    labels: what to call A and B in the statements (default: their runs' labels, told
+    apart when they are the same, e.g. one configuration on one host and on two)."""
     if not 0 <= min_effect < 1:
         raise ValueError(f"minimum effect {min_effect} is not a fraction in [0, 1)")
     check_comparable(a_runs + b_runs)
@@ -156,7 +159,7 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     skip_a, skip_b = (set(), set()) if include_invalid else (set(inv_a), set(inv_b))
     pa, pb = pooled_one_way(a_runs, skip_a), pooled_one_way(b_runs, skip_b)
     common = sorted(set(pa) & set(pb) - skip_a - skip_b)
-    cmp = Comparison(_side_label(a_runs), _side_label(b_runs), alpha, adjust, min_effect,
+    cmp = Comparison(*(labels or _side_labels(a_runs, b_runs)), alpha, adjust, min_effect,
                      only_a=sorted(set(pa) - set(pb) - skip_b), only_b=sorted(set(pb) - set(pa) - skip_a),
                      invalid_a=inv_a, invalid_b=inv_b, invalid_included=include_invalid,
                      time_label=run_meaning(a_runs[0]).time_label)
@@ -212,6 +215,21 @@ def named_statements(cmp: Comparison, a_name: str, b_name: str) -> list[str]:
 def _side_label(runs: list[Run]) -> str:
     lab = runs[0].label
     return lab if len(runs) == 1 else f"{lab} ({len(runs)} launches)"
+
+
+def _side_labels(a_runs: list[Run], b_runs: list[Run]) -> tuple[str, str]:
+    """The two sides' labels; when they read the same, each says where its ranks ran
+    (the number of hosts), else which side it is."""
+    la, lb = _side_label(a_runs), _side_label(b_runs)
+    if la != lb:
+        return la, lb
+
+    def hosts(runs):
+        return len(set(map(str, runs[0].record.get("hosts") or [])))
+    ha, hb = hosts(a_runs), hosts(b_runs)
+    if ha != hb:
+        return tuple(f"{lab} ({'one host' if h <= 1 else f'{h} hosts'})" for lab, h in ((la, ha), (lb, hb)))
+    return f"{la} [A]", f"{lb} [B]"
 
 
 def fmt_bytes(n: int) -> str:

@@ -85,7 +85,7 @@ def _boxes_side_by_side(tid, caption, same, two):
         notes.append(f"two boxes / one box: {across[1]['mean'] / across[0]['mean']:.1f}× "
                      "(ratio of the means of the trials' means)")
     cmp = compare_runs([r for c in two for r in c.runs], [r for c in same for r in c.runs],
-                       include_invalid=_included(two[0]))
+                       include_invalid=_included(two[0]), labels=("two boxes", "one box"))
     return _table(tid, caption, cols, rows, notes), named_statements(cmp, "two boxes", "one box")
 
 
@@ -107,7 +107,8 @@ def seed000(configs) -> dict:
     statements = []
     sweeps = _sweeps(configs)
     if len(sweeps) == 2:         # each side its configuration's launches (between-launch when several)
-        cmp = compare_runs(sweeps[1].runs, sweeps[0].runs, include_invalid=_included(sweeps[1]))
+        cmp = compare_runs(sweeps[1].runs, sweeps[0].runs, include_invalid=_included(sweeps[1]),
+                           labels=(names[1], names[0]))
         statements = named_statements(cmp, names[1], names[0])
     return {"tables": tables, "statements": statements}
 
@@ -195,7 +196,8 @@ def seed002(configs) -> dict:
                               ("lower limit µs", "us"), ("upper limit µs", "us"), ("outside", "int")], rows))
     if len(configs) >= 2:
         for c in configs[1:]:
-            cmp = compare_runs(c.runs, configs[0].runs, include_invalid=_included(c))
+            cmp = compare_runs(c.runs, configs[0].runs, include_invalid=_included(c),
+                               labels=(c.id, configs[0].id))
             statements += named_statements(cmp, c.id, configs[0].id)
     return {"tables": tables, "statements": statements}
 

@@ -42,3 +42,13 @@ def test_runner_warning_is_kept_once(tmp_path):
     said = "ranks 0 and 1 run on different hosts ('box-a', 'box-b') but ucx moves the messages through shared memory"
     run = load_file(write(tmp_path, "d.jsonl", shared_memory, ["box-a", "box-b"], [said]))[0]
     assert [w for w in run.warnings if said in w] and not [w for w in run.warnings if "faster than" in w]
+
+
+def test_a_comparison_of_one_configuration_on_one_host_and_on_two_names_each_side(tmp_path):
+    from versus.compare import compare_runs, named_statements
+    one = load_file(write(tmp_path, "one.jsonl", shared_memory, ["n1", "n1"]))
+    two = load_file(write(tmp_path, "two.jsonl", network, ["box-a", "box-b"]))
+    cmp = compare_runs(two, one)
+    assert cmp.a_label != cmp.b_label and "2 hosts" in cmp.a_label and "one host" in cmp.b_label
+    said = named_statements(compare_runs(two, one, labels=("two boxes", "one box")), "two boxes", "one box")
+    assert any("two boxes is" in s and "than one box" in s for s in said)
