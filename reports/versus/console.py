@@ -52,8 +52,12 @@ def format_summary(doc: dict) -> str:
             rows, notes = [], []
             for g in run["regimes"]:
                 bw = g["bandwidth_MBps"]
+                below0 = g["latency_us"] is not None and g["latency_us"] < 0
+                if below0 and not any(n.startswith("the fitted latency is below 0") for n in notes):
+                    notes.append("the fitted latency is below 0 (a regime far from 0 B: its line "
+                                 "extrapolated to 0 B is not a latency)")
                 rows.append([fmt_bytes(g["from_bytes"]), fmt_bytes(g["to_bytes"]),
-                             f"{_f(g['latency_us'])} {_ci(g['latency_ci_us'], '{:.3f}')}",
+                             "n.d." if below0 else f"{_f(g['latency_us'])} {_ci(g['latency_ci_us'], '{:.3f}')}",
                              "-" if bw is None else f"{bw:.1f} {_ci(g['bandwidth_ci_MBps'], '{:.1f}')}",
                              "-" if g["n_half_bytes"] is None else
                              f"{g['n_half_bytes']:.0f} {_ci(g['n_half_ci_bytes'], '{:.0f}')}",

@@ -59,6 +59,9 @@ NO_LOWER_LIMIT_NOTE = ("Control limits: 'none' where mean − 3σ falls below 0 
                        "normal (a long upper tail) and only the upper limit says something.")
 
 
+NON_NEGATIVE = ("us", "bytes", "mbps")   # kinds no physical quantity takes below 0
+
+
 def ci_cell(val, ci, note=None) -> list:
     """A (value, lo, hi, why not) table cell for the `<kind>_ci` formats: `note`
     says why an interval is not determined (ci None)."""
@@ -75,6 +78,10 @@ def fmt_value(v, kind: str = "text") -> str:
         if not isinstance(v, (list, tuple)) or v[0] is None:
             return "–"
         val, lo, hi, note = (*v, None) if len(v) == 3 else v
+        if base in NON_NEGATIVE and _finite(val) and val < 0:
+            # a latency, size or bandwidth below 0 is a line extrapolated past what it
+            # describes (a regime far from 0 B), not a figure to quote
+            return "not determined: the fitted value is below 0"
         if not (_finite(lo) and _finite(hi)):
             # an interval that is unbounded or reaches what cannot be is not shown as numbers
             why = (note or "not determined").replace("not determined: ", "")

@@ -179,3 +179,10 @@ def test_two_near_steps_and_a_distant_third_are_no_staircase():
     trans = [Transition(8450, 8300, 8450, "step", 0.5, None), Transition(9050, 8900, 9050, "step", 1.2, None),
              Transition(33000, 32000, 33000, "step", 0.5, None)]
     assert find_staircases(trans) == []
+
+
+def test_a_negative_fitted_latency_is_not_printed_as_a_figure():
+    from versus.render import fmt_value
+    assert fmt_value([-179.0, None, None, "not determined: the interval reaches below 0 us"], "us_ci") == \
+        "not determined: the fitted value is below 0"
+    assert fmt_value([6.47, 3.94, 9.0, None], "us_ci") == "6.47 [3.94, 9.00]"
