@@ -1,4 +1,4 @@
-"""versus lab: two emulated hosts on one machine, to rehearse a cross-node campaign.
+"""versus lab: emulated hosts on one machine, to rehearse a cross-node campaign.
 
 Two network namespaces joined by a veth pair, each with an address of its own and, for every
 command run in it, a host name of its own (a UTS namespace):
@@ -47,14 +47,34 @@ class Box:
     addr: str       # its address on the link
 
 
-BOXES = (Box("box-a", "versus-box-a", "10.213.7.1"), Box("box-b", "versus-box-b", "10.213.7.2"))
+MAX_BOXES = 8
+SWITCH = "versus-lab-switch"               # with more than two boxes: the namespace of their bridge
+BRIDGE = "vslabbr"
+
+
+def make_boxes(n: int) -> tuple[Box, ...]:
+    return tuple(Box(f"box-{chr(97 + i)}", f"versus-box-{chr(97 + i)}", f"10.213.7.{i + 1}") for i in range(n))
+
+
+ALL_BOXES = make_boxes(MAX_BOXES)
+BOXES = ALL_BOXES[:2]                      # the default lab: two boxes joined by a veth pair
+
+
+def current() -> tuple[Box, ...]:
+    """The boxes of the lab that is up (two when it says nothing)."""
+    try:
+        return make_boxes(int(json.load(open(STATE, encoding="utf-8")).get("boxes", 2)))
+    except (OSError, ValueError, TypeError):
+        return BOXES
 
 
 def box(which: str) -> Box:
-    for b in BOXES:
+    boxes = current()
+    for b in boxes:
         if which.lower() in (b.name, b.name[-1], b.netns):
             return b
-    raise InputError(f"no box {which!r}: the boxes are {', '.join(b.name for b in BOXES)} (or a, b)")
+    raise InputError(f"no box {which!r}: the boxes are {', '.join(b.name for b in boxes)} "
+                     f"(or {', '.join(b.name[-1] for b in boxes)})")
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -72,10 +92,10 @@ def _need_root() -> None:
 
 
 def present() -> list[str]:
-    """The lab's namespaces that exist now."""
+    """The lab's namespaces that exist now (boxes, and the switch of a lab of more than two)."""
     p = _ip("netns", "list", check=False)
     names = {ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()}
-    return [b.netns for b in BOXES if b.netns in names]
+    return [ns for ns in [b.netns for b in ALL_BOXES] + [SWITCH] if ns in names]
 
 
 def down() -> str:
@@ -83,14 +103,15 @@ def down() -> str:
     (empty without a relay)."""
     _need_root()
     relay_log = _stop_relay()
-    for b in BOXES:
-        pids = _ip("netns", "pids", b.netns, check=False).stdout.split()
+    for ns in present():
+        pids = _ip("netns", "pids", ns, check=False).stdout.split()
         for pid in pids:
             try:
                 os.kill(int(pid), 9)
             except (ProcessLookupError, ValueError):
                 pass
-        _ip("netns", "delete", b.netns, check=False)  # the veth pair goes with it
+        _ip("netns", "delete", ns, check=False)  # the veth pairs go with it
+    for b in ALL_BOXES:
         shutil.rmtree(f"/etc/netns/{b.netns}", ignore_errors=True)
     try:
         os.rmdir("/etc/netns")  # only when nothing else is in it
@@ -104,10 +125,24 @@ def down() -> str:
 
 
 def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None = None,
-       link: str | None = None, link_cpu: int | None = 0) -> dict:
-    """Build the two boxes; returns their description (also what `status` prints).  link is
-    "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay."""
+       link: str | None = None, link_cpu: int | None = 0, boxes: int = 2,
+       slow: dict[str, float] | None = None) -> dict:
+    """Build the boxes; returns their description (also what `status` prints).  link is
+    "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay.
+    More than two boxes hang off one bridge (in a namespace of its own); slow limits the named
+    boxes' links (both directions) to their rates, e.g. {"c": 100}."""
     _need_root()
+    if not 2 <= boxes <= MAX_BOXES:
+        raise InputError(f"--boxes {boxes}: give 2 to {MAX_BOXES} boxes")
+    slow = {box_of(k, boxes).name: v for k, v in (slow or {}).items()}
+    for name, v in slow.items():
+        if not 0 < v <= 100000:
+            raise InputError(f"--slow {name}:{v}: give a rate in Mbit/s, above 0 and at most 100000")
+    if boxes > 2 and (delay_us is not None or link == "relay"):
+        raise InputError("--delay and the relay join two boxes; with more use --rate or --slow (tbf)")
+    if slow and boxes == 2:
+        raise InputError("--slow names one box's link, which needs more than two boxes (--boxes 3 or more); "
+                         "with two, --rate limits the one link")
     if not 576 <= mtu <= 65535:
         raise InputError(f"--mtu {mtu}: give an MTU from 576 to 65535 (1500 and 9000 are the usual)")
     if rate_mbit is not None and not (0 < rate_mbit <= 100000):
@@ -124,47 +159,74 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
     if link_cpu is not None and not 0 <= link_cpu < (os.cpu_count() or 1):
         raise InputError(f"--link-cpu {link_cpu}: this machine has CPUs 0 to {(os.cpu_count() or 1) - 1}")
     down()
-    a, b = BOXES
+    the_boxes = make_boxes(boxes)
+    a, b = the_boxes[:2]
     try:
-        for x in BOXES:
+        for x in the_boxes:
             _ip("netns", "add", x.netns)
-        if link == "veth":
+        if boxes > 2:
+            _ip("netns", "add", SWITCH)
+            _ip("-n", SWITCH, "link", "add", BRIDGE, "type", "bridge")
+            _ip("-n", SWITCH, "link", "set", BRIDGE, "mtu", str(mtu), "up")
+            for i, x in enumerate(the_boxes):
+                port = f"port-{x.name[-1]}"
+                _ip("link", "add", IFACE, "netns", x.netns, "type", "veth", "peer", "name", port, "netns", SWITCH)
+                _ip("-n", SWITCH, "link", "set", port, "mtu", str(mtu), "master", BRIDGE, "up")
+                if x.name in slow:       # towards the box: the switch port's egress
+                    _tbf(SWITCH, port, slow[x.name], mtu, f"the switch port of {x.name}")
+                elif rate_mbit is not None:
+                    _tbf(SWITCH, port, rate_mbit, mtu, f"the switch port of {x.name}")
+        elif link == "veth":
             _ip("link", "add", IFACE, "netns", a.netns, "type", "veth", "peer", "name", IFACE, "netns", b.netns)
         else:
-            for x in BOXES:
+            for x in the_boxes:
                 _ip("-n", x.netns, "tuntap", "add", "dev", IFACE, "mode", "tun")
                 _ip("-n", x.netns, "link", "set", IFACE, "txqueuelen", "1000")
-        hosts = "127.0.0.1 localhost\n" + "".join(f"{x.addr} {x.name}\n" for x in BOXES)
-        for x in BOXES:
+        hosts = "127.0.0.1 localhost\n" + "".join(f"{x.addr} {x.name}\n" for x in the_boxes)
+        for x in the_boxes:
             _ip("-n", x.netns, "addr", "add", f"{x.addr}/{PREFIX}", "dev", IFACE)
             _ip("-n", x.netns, "link", "set", "lo", "up")
             _ip("-n", x.netns, "link", "set", IFACE, "mtu", str(mtu), "up")
-            if rate_mbit is not None and link == "veth":
-                # two frames (the smallest bucket that passes a full frame), or 100 us at the rate when
-                # that is more: the qdisc's timer wakes tens of microseconds late here, and a bucket
-                # smaller than that lateness loses rate (two frames gave 823-874 Mbit/s at 1 Gbit/s,
-                # 12500 B gave 950-954 of TCP's 956)
-                burst = max(2 * (mtu + 14), int(rate_mbit * 1e6 / 8 * 100e-6))
-                p = subprocess.run(["tc", "-n", x.netns, "qdisc", "replace", "dev", IFACE, "root", "tbf",
-                                    "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"],
-                                   capture_output=True, text=True)
-                if p.returncode:
-                    raise InputError(f"tc tbf on {x.name}: {p.stderr.strip() or 'failed'}")
+            if x.name in slow:
+                _tbf(x.netns, IFACE, slow[x.name], mtu, x.name)
+            elif rate_mbit is not None and link == "veth":
+                _tbf(x.netns, IFACE, rate_mbit, mtu, x.name)
             os.makedirs(f"/etc/netns/{x.netns}", exist_ok=True)
             with open(f"/etc/netns/{x.netns}/hosts", "w", encoding="utf-8") as f:
                 f.write(hosts)
         os.makedirs(RUN_DIR, exist_ok=True)
         if link == "relay":
             _start_relay(tool, delay_us or 0.0, rate_mbit, mtu, link_cpu)
-        _wait_carrier()
-        _write_agent()
+        _wait_carrier(the_boxes)
+        _write_agent(the_boxes)
         with open(STATE, "w", encoding="utf-8") as f:
-            json.dump({"link": link, "rate_mbit": rate_mbit, "delay_us": delay_us if link == "relay" else None,
+            json.dump({"boxes": boxes, "link": link if boxes == 2 else "bridge", "rate_mbit": rate_mbit,
+                       "delay_us": delay_us if link == "relay" else None, "slow_mbit": slow,
                        "mtu": mtu, "link_cpu": link_cpu if link == "relay" else None}, f)
     except BaseException:
         down()
         raise
     return status()
+
+
+def box_of(which: str, n: int) -> Box:
+    for b in make_boxes(n):
+        if which.lower() in (b.name, b.name[-1]):
+            return b
+    raise InputError(f"no box {which!r} among {n}: give a letter from a to {chr(96 + n)}")
+
+
+def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str) -> None:
+    """The kernel's token bucket on dev's egress: a bucket of two frames (the smallest that passes
+    a full frame), or 100 us at the rate when that is more: the qdisc's timer wakes tens of
+    microseconds late here, and a bucket smaller than that lateness loses rate (two frames gave
+    823-874 Mbit/s at 1 Gbit/s, 12500 B gave 950-954 of TCP's 956)."""
+    burst = max(2 * (mtu + 14), int(rate_mbit * 1e6 / 8 * 100e-6))
+    p = subprocess.run(["tc", "-n", netns, "qdisc", "replace", "dev", dev, "root", "tbf",
+                        "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"],
+                       capture_output=True, text=True)
+    if p.returncode:
+        raise InputError(f"tc tbf on {what}: {p.stderr.strip() or 'failed'}")
 
 
 def find_link_tool() -> str:
@@ -247,21 +309,21 @@ def link_counters() -> str:
         return ""
 
 
-def _wait_carrier(timeout: float = 5.0) -> None:
-    """Both ends LOWER_UP (some libraries skip an interface that is not running)."""
+def _wait_carrier(boxes: tuple[Box, ...], timeout: float = 5.0) -> None:
+    """Every box's end LOWER_UP (some libraries skip an interface that is not running)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if all("LOWER_UP" in _ip("-n", x.netns, "link", "show", IFACE).stdout for x in BOXES):
+        if all("LOWER_UP" in _ip("-n", x.netns, "link", "show", IFACE).stdout for x in boxes):
             return
         time.sleep(0.005)
     raise InputError(f"the link {IFACE} did not come up within {timeout:g} s")
 
 
-def _write_agent() -> None:
+def _write_agent(boxes: tuple[Box, ...]) -> None:
     """A remote-shell stand-in for MPI launchers (Open MPI's plm_rsh_agent, Hydra's
     -launcher-exec): `agent [ssh options] HOST COMMAND...` runs COMMAND on that box."""
     os.makedirs(RUN_DIR, exist_ok=True)
-    cases = "".join(f'    {b.name}|{b.addr}) ns={b.netns} ;;\n' for b in BOXES)
+    cases = "".join(f'    {b.name}|{b.addr}) ns={b.netns} ;;\n' for b in boxes)
     script = f"""#!/bin/sh
 # versus lab: run a command "on" a box, as ssh would on a cluster (made by versus lab up)
 while [ $# -gt 0 ]; do
@@ -273,7 +335,7 @@ while [ $# -gt 0 ]; do
 done
 host="$1"; shift
 case "$host" in
-{cases}    *) echo "versus lab agent: no box '$host' (the boxes: {', '.join(b.name for b in BOXES)})" >&2; exit 255 ;;
+{cases}    *) echo "versus lab agent: no box '$host' (the boxes: {', '.join(b.name for b in boxes)})" >&2; exit 255 ;;
 esac
 exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$*"' "$host" "$@"
 """
@@ -281,7 +343,7 @@ exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$*"' 
         f.write(script)
     os.chmod(AGENT, 0o755)
     with open(f"{RUN_DIR}/hosts", "w", encoding="utf-8") as f:
-        f.write("".join(f"{b.name} slots=1\n" for b in BOXES))
+        f.write("".join(f"{b.name} slots=1\n" for b in boxes))
 
 
 def launcher_args(kind: str) -> list[str]:
@@ -300,12 +362,14 @@ def launcher_args(kind: str) -> list[str]:
 def status() -> dict:
     """What is there now: per box its namespace, address, MTU and queueing discipline."""
     there = present()
-    out = {"up": len(there) == len(BOXES), "interface": IFACE, "boxes": []}
+    boxes = current()
+    out = {"up": all(b.netns in there for b in boxes), "interface": IFACE, "boxes": []}
     try:
         out.update(json.load(open(STATE, encoding="utf-8")))
     except (OSError, ValueError):
         pass
-    for x in BOXES:
+    out["boxes"], out["count"] = [], len(boxes)
+    for x in boxes:
         d = {"name": x.name, "netns": x.netns, "addr": x.addr, "present": x.netns in there}
         if d["present"]:
             link = _ip("-n", x.netns, "-j", "link", "show", IFACE, check=False).stdout
@@ -343,6 +407,11 @@ def add_parser(sub) -> None:
                    help="one-way delay in microseconds (through the relay, versus-link)")
     u.add_argument("--link", choices=("veth", "relay"),
                    help="veth (default; rate by tbf) or relay (versus-link; default with --delay)")
+    u.add_argument("--boxes", type=int, default=2, metavar="N",
+                   help=f"how many boxes (2 to {MAX_BOXES}; more than two hang off one bridge)")
+    u.add_argument("--slow", action="append", default=[], metavar="BOX:MBIT",
+                   help="limit one box's link to MBIT Mbit/s both ways (more than two boxes), repeatable: "
+                        "a slow host among fast ones")
     u.add_argument("--link-cpu", type=int, default=0, metavar="N",
                    help="the CPU the relay runs on, under SCHED_FIFO (default 0); keep busy-polling "
                         "ranks off it or give it the CPU they share")
@@ -382,7 +451,14 @@ def _print_status(st: dict) -> None:
 
 def _cmd_up(args) -> int:
     t0 = time.monotonic()
-    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu)
+    slow = {}
+    for item in args.slow:
+        name, _, rate = item.partition(":")
+        try:
+            slow[name] = float(rate)
+        except ValueError:
+            raise InputError(f"--slow {item!r}: give BOX:MBIT, e.g. --slow c:100") from None
+    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu, args.boxes, slow)
     _print_status(st)
     print(f"lab: up in {time.monotonic() - t0:.2f} s; run on a box with: versus lab run a -- COMMAND")
     return 0
