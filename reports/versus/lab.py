@@ -168,7 +168,7 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
             _ip("netns", "add", SWITCH)
             _ip("-n", SWITCH, "link", "add", BRIDGE, "type", "bridge")
             _ip("-n", SWITCH, "link", "set", BRIDGE, "mtu", str(mtu), "up")
-            for i, x in enumerate(the_boxes):
+            for x in the_boxes:
                 port = f"port-{x.name[-1]}"
                 _ip("link", "add", IFACE, "netns", x.netns, "type", "veth", "peer", "name", port, "netns", SWITCH)
                 _ip("-n", SWITCH, "link", "set", port, "mtu", str(mtu), "master", BRIDGE, "up")
