@@ -13,7 +13,8 @@ from .fit import SegmentedFit, fit_segmented
 from .load import Run, group_launches
 from .stats import LOCATION_Q, SizeStats, summarise_run
 from .transitions import (Staircase, Transition, attribute, classify, explain_staircases, find_staircases,
-                          label_rest, replicate_curves, reported_only, threshold_notes)
+                          label_rest, replicate_curves, reported_only, targeted_steps,
+                          threshold_notes)
 from .compare import launch_spread
 from .launches import count_launches, launch_key
 from .units import run_meaning
@@ -151,9 +152,12 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     loc = np.array([s.q25_ns for s in pts])
     loc_se = np.array([s.q25_se_ns for s in pts])
     fit = fit_segmented(x, y, se, penalty=penalty, loc=loc, loc_se=loc_se)
-    trans = classify(fit, run_replicates(run, fit.locator.x), test_noise=True)
+    reps = run_replicates(run, fit.locator.x)
+    trans = classify(fit, reps, test_noise=True)
     # thresholds first: a staircase never takes theirs
     unmatched = attribute(trans, run.thresholds, notes=threshold_notes(run.transport.get("attrs") or {}))
+    found = targeted_steps(fit, reps, trans, run.thresholds)
+    unmatched = [u for u in unmatched if u["configured_bytes"] not in found]
     trans = reported_only(trans)
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
     explain_staircases(stairs, run.transport.get("attrs") or {})

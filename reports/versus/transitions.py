@@ -460,6 +460,75 @@ def attribute(trans: list[Transition], thresholds: dict[str, int],
             if v not in matched for n in names]
 
 
+@dataclass
+class _Span:
+    """Sizes first..last of the location curve on one line of slope r (for _edge_levels)."""
+    first: int
+    last: int
+    r_ns_per_byte: float
+
+
+def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, trans: list[Transition],
+                   thresholds: dict[str, int], tolerance: float = MATCH_TOLERANCE) -> list[int]:
+    """A configured value that no transition took is tested where the library says it switches:
+    every gap of its window (match_window) that is no regime boundary, EDGE_SIZES sizes a side
+    moved along the local regime's slope, the step's effect per replicate and its robust t
+    (replicate_test's), Bonferroni over the window's gaps at REPLICATE_ALPHA.  The strongest gap
+    that passes, and stands above the curve's scatter (STEP_NOISE_SIGMAS) and rises (or falls, for
+    a threshold in FASTER_ABOVE), becomes a transition named for the value.  One hypothesis per
+    configured value, stated before looking: the segmentation's search over every gap needs far
+    stronger evidence, and can miss a step that noise on the quartile curve hides.  Appends to
+    trans; returns the values it matched."""
+    if replicates is None or len(replicates[0]) < MIN_REPLICATES:
+        return []
+    reps, how = replicates
+    loc = fit.locator
+    x = loc.x
+    taken = {t.configured_bytes for t in trans if t.threshold}
+    bounds = {r.last for r in loc.regimes[:-1]}
+    matched = []
+    for val, names in threshold_candidates(thresholds):
+        if val in taken:
+            continue
+        lo_w, hi_w = match_window(val, tolerance)
+        gaps = [i for i in range(len(x) - 1) if x[i] < hi_w and x[i + 1] >= lo_w and i not in bounds]
+        best = None
+        for i in gaps:
+            reg = next((g for g in loc.regimes if g.first <= i < g.last), None)
+            if reg is None:
+                continue
+            A = _Span(max(reg.first, i - EDGE_SIZES + 1), i, reg.r_ns_per_byte)
+            B = _Span(i + 1, min(reg.last, i + EDGE_SIZES), reg.r_ns_per_byte)
+            if A.last - A.first < 2 or B.last - B.first < 2:
+                continue
+            eff = np.array([np.median(lb) - np.median(la) for la, lb in (_edge_levels(x, y, A, B) for y in reps)])
+            centre = float(np.median(eff))
+            scale = 1.4826 * float(np.median(np.abs(eff - centre)))
+            t = math.inf if scale == 0 and centre != 0 else (0.0 if scale == 0 else centre / (scale / math.sqrt(eff.size)))
+            level = max(abs(reg.predict(0.5 * (x[i] + x[i + 1]))), 1e-9)
+            if best is None or abs(t) > abs(best[1]):
+                best = (i, t, centre, level)
+        if best is None:
+            continue
+        from scipy import stats as sps
+        i, t, centre, level = best
+        crit = float(sps.t.ppf(1 - REPLICATE_ALPHA / (2 * len(gaps)), len(reps) - 1))
+        down_ok = any(n in FASTER_ABOVE for n in names)
+        if abs(t) <= crit or abs(centre) <= STEP_NOISE_SIGMAS * loc.rel_noise * level or (centre < 0 and not down_ok):
+            continue
+        tr = Transition(int(x[i + 1]), int(x[i]), int(x[i + 1]), "step", centre / 1e3, None)
+        tr.effect_rel, tr.noise_rel = centre / level, loc.rel_noise
+        tr.replicate_t, tr.replicates, tr.stands_out = float(t), len(reps), True
+        tr.threshold, tr.threshold_names, tr.configured_bytes = names[0], list(names), int(val)
+        tr.label = (f"{' = '.join(names)}, configured {val}, detected {_detected(tr)} (tested at the configured "
+                    f"value: a step of {centre / 1e3:+.3f} us, t {t:.1f} over {len(reps)} {how}; the "
+                    "segmentation placed no boundary there)")
+        trans.append(tr)
+        matched.append(int(val))
+    trans.sort(key=lambda t: t.bytes)
+    return matched
+
+
 def label_rest(trans: list[Transition], staircases: list[Staircase] | None) -> None:
     """Label the transitions no threshold explains: staircase steps, or unexplained."""
     for t in trans:
