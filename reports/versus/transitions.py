@@ -492,7 +492,12 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
             continue
         lo_w, hi_w = match_window(val, tolerance)
         gaps = [i for i in range(len(x) - 1) if x[i] < hi_w and x[i + 1] >= lo_w and i not in bounds]
-        best = None
+        if not gaps:
+            continue
+        from scipy import stats as sps
+        crit = float(sps.t.ppf(1 - REPLICATE_ALPHA / (2 * len(gaps)), len(reps) - 1))
+        down_ok = any(n in FASTER_ABOVE for n in names)
+        passing = []
         for i in gaps:
             reg = next((g for g in loc.regimes if g.first <= i < g.last), None)
             if reg is None:
@@ -506,16 +511,13 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
             scale = 1.4826 * float(np.median(np.abs(eff - centre)))
             t = math.inf if scale == 0 and centre != 0 else (0.0 if scale == 0 else centre / (scale / math.sqrt(eff.size)))
             level = max(abs(reg.predict(0.5 * (x[i] + x[i + 1]))), 1e-9)
-            if best is None or abs(t) > abs(best[1]):
-                best = (i, t, centre, level)
-        if best is None:
+            if abs(t) > crit and abs(centre) > STEP_NOISE_SIGMAS * loc.rel_noise * level and (centre > 0 or down_ok):
+                passing.append((i, t, centre, level))
+        if not passing:
             continue
-        from scipy import stats as sps
-        i, t, centre, level = best
-        crit = float(sps.t.ppf(1 - REPLICATE_ALPHA / (2 * len(gaps)), len(reps) - 1))
-        down_ok = any(n in FASTER_ABOVE for n in names)
-        if abs(t) <= crit or abs(centre) <= STEP_NOISE_SIGMAS * loc.rel_noise * level or (centre < 0 and not down_ok):
-            continue
+        # of the gaps that pass, the largest step (as attribute(): t says how sure, not how big;
+        # the gaps next to a step share some of its sizes and pass too, with less height)
+        i, t, centre, level = max(passing, key=lambda c: abs(c[2]))
         tr = Transition(int(x[i + 1]), int(x[i]), int(x[i + 1]), "step", centre / 1e3, None)
         tr.effect_rel, tr.noise_rel = centre / level, loc.rel_noise
         tr.replicate_t, tr.replicates, tr.stands_out = float(t), len(reps), True
