@@ -211,12 +211,11 @@ def interleave(runs: list[RunSpec]) -> list[RunSpec]:
 
 def find_runner(explicit: str | None = None) -> str:
     """--runner, then $VERSUS_RUN, then PATH, then the build tree next to the sources."""
-    cands = [explicit, os.environ.get("VERSUS_RUN"), shutil.which("versus-run")]
     root = Path(__file__).resolve().parents[2]
-    cands += [str(root / "build" / "core" / "versus-run")]
-    for c in cands:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
+    found = vsmod.first_executable([explicit, os.environ.get("VERSUS_RUN"), shutil.which("versus-run"),
+                              str(root / "build" / "core" / "versus-run")])
+    if found:
+        return found
     raise InputError("cannot find versus-run: give --runner PATH, set VERSUS_RUN, put it on PATH, "
                      "or build it (meson setup build && ninja -C build)")
 
@@ -297,9 +296,10 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
     module = declared.get(spec.transport)
     launcher = choose_launcher(spec, environ, module)
     hosts, largs = spec.hosts, spec.launcher_args
+    if lab:
+        from . import lab as vslab
     try:
         if lab and (spec.nodes or 1) > 1:
-            from . import lab as vslab
             hosts = hosts or [b.name for b in vslab.BOXES][:spec.nodes]
             largs = vslab.launcher_args(launcher) + largs
             if spec.cpus is None:
@@ -311,7 +311,6 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
     except ValueError as ex:
         raise InputError(f"run {spec.id}: {ex}") from None
     if lab:
-        from . import lab as vslab
         return vslab.command("a", before + args + after)
     return before + args + after
 

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 from .load import InputError
+from .modules import first_executable
 
 IFACE = "vslab0"
 PREFIX = 24
@@ -124,14 +125,9 @@ def down() -> str:
     return relay_log
 
 
-def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None = None,
-       link: str | None = None, link_cpu: int | None = 0, boxes: int = 2,
-       slow: dict[str, float] | None = None) -> dict:
-    """Build the boxes; returns their description (also what `status` prints).  link is
-    "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay.
-    More than two boxes hang off one bridge (in a namespace of its own); slow limits the named
-    boxes' links (both directions) to their rates, e.g. {"c": 100}."""
-    _need_root()
+def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow):
+    """up()'s arguments checked (InputError naming the option); returns the link kind, the slow
+    boxes by name and the relay's path (None without the relay)."""
     if not 2 <= boxes <= MAX_BOXES:
         raise InputError(f"--boxes {boxes}: give 2 to {MAX_BOXES} boxes")
     slow = {box_of(k, boxes).name: v for k, v in (slow or {}).items()}
@@ -158,6 +154,18 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
     tool = find_link_tool() if link == "relay" else None
     if link_cpu is not None and not 0 <= link_cpu < (os.cpu_count() or 1):
         raise InputError(f"--link-cpu {link_cpu}: this machine has CPUs 0 to {(os.cpu_count() or 1) - 1}")
+    return link, slow, tool
+
+
+def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None = None,
+       link: str | None = None, link_cpu: int | None = 0, boxes: int = 2,
+       slow: dict[str, float] | None = None) -> dict:
+    """Build the boxes; returns their description (also what `status` prints).  link is
+    "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay.
+    More than two boxes hang off one bridge (in a namespace of its own); slow limits the named
+    boxes' links (both directions) to their rates, e.g. {"c": 100}."""
+    _need_root()
+    link, slow, tool = _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow)
     down()
     the_boxes = make_boxes(boxes)
     a, b = the_boxes[:2]
@@ -231,20 +239,18 @@ def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str) -> None:
 
 def find_link_tool() -> str:
     """versus-link: $VERSUS_LINK, then PATH, then beside versus-run's build or install."""
-    def usable(c):
-        return bool(c) and os.path.isfile(c) and os.access(c, os.X_OK)
-    for c in (os.environ.get("VERSUS_LINK"), shutil.which("versus-link")):
-        if usable(c):
-            return os.path.abspath(c)
+    found = first_executable([os.environ.get("VERSUS_LINK"), shutil.which("versus-link")])
+    if found:
+        return found
     from .campaign import find_runner     # only now: it brings the analysis stack with it
     try:
         runner = os.path.dirname(find_runner())
     except InputError:
         runner = None
-    for c in ([os.path.join(runner, "versus-link"), os.path.join(runner, "..", "tools", "versus-link")]
-              if runner else []):
-        if usable(c):
-            return os.path.abspath(c)
+    found = runner and first_executable([os.path.join(runner, "versus-link"),
+                                         os.path.join(runner, "..", "tools", "versus-link")])
+    if found:
+        return found
     raise InputError("cannot find versus-link (the relay for --delay): set VERSUS_LINK, put it on PATH, "
                      "or build versus (it is built beside versus-run)")
 

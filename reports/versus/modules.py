@@ -17,6 +17,14 @@ class ModuleListError(Exception):
     pass
 
 
+def first_executable(cands) -> str | None:
+    """The first candidate path that is an executable file, made absolute."""
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    return None
+
+
 def declared(runner: str, env: dict | None = None, timeout: float = 60) -> dict[str, dict]:
     """name -> the module's declaration (loads, bootstrap, launcher, env_prefixes, options, ...)."""
     try:

@@ -137,7 +137,12 @@ def _edge_levels(x: np.ndarray, y: np.ndarray, A, B) -> tuple[np.ndarray, np.nda
 
 
 def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
-    """A robust t over the replicates of a boundary's effect.  A step's effect in
+    """A robust t over the replicates of a boundary's effect (replicate_effect)."""
+    return replicate_effect(x, reps, A, B, kind)[1]
+
+
+def replicate_effect(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> tuple[float, float]:
+    """(effect, t): a boundary's median effect over the replicates and its robust t.  A step's effect in
     one replicate: the median over the last EDGE_SIZES sizes of regime B minus that
     over the first of A, each moved along its regime's slope to the gap's middle; a
     slope change's: the difference of the two regimes' Theil-Sen slopes in that
@@ -158,8 +163,8 @@ def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
     centre = float(np.median(eff))
     scale = 1.4826 * float(np.median(np.abs(eff - centre)))
     if scale == 0:
-        return math.inf if centre != 0 else 0.0
-    return centre / (scale / math.sqrt(eff.size))
+        return centre, (math.copysign(math.inf, centre) if centre != 0 else 0.0)
+    return centre, centre / (scale / math.sqrt(eff.size))
 
 
 def between_sizes_test(x: np.ndarray, y: np.ndarray, A, B, kind: str) -> float:
@@ -506,10 +511,7 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
             B = _Span(i + 1, min(reg.last, i + EDGE_SIZES), reg.r_ns_per_byte)
             if A.last - A.first < 2 or B.last - B.first < 2:
                 continue
-            eff = np.array([np.median(lb) - np.median(la) for la, lb in (_edge_levels(x, y, A, B) for y in reps)])
-            centre = float(np.median(eff))
-            scale = 1.4826 * float(np.median(np.abs(eff - centre)))
-            t = math.inf if scale == 0 and centre != 0 else (0.0 if scale == 0 else centre / (scale / math.sqrt(eff.size)))
+            centre, t = replicate_effect(x, reps, A, B, "step")
             level = max(abs(reg.predict(0.5 * (x[i] + x[i + 1]))), 1e-9)
             if abs(t) > crit and abs(centre) > STEP_NOISE_SIGMAS * loc.rel_noise * level and (centre > 0 or down_ok):
                 passing.append((i, t, centre, level))
