@@ -55,6 +55,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sequential", action="store_true", help="add fine sequential sweeps of Open MPI's limit")
+    ap.add_argument("--keep", metavar="DIR", help="copy each sweep's JSONL into DIR to look at later")
     a = ap.parse_args()
     built = set(filter(None, os.environ.get("VERSUS_BUILT_MODULES", "").split(",")))
     rows = []
@@ -82,6 +83,9 @@ def main():
                 cells.append(f"{t['bytes']} ({100 * (t['bytes'] - value) / value:+.1f} %, {t['kind']}) u={u}")
             else:
                 cells.append("- (" + "; ".join(str(t["bytes"]) for t in run["transitions"]) + f") u={u}")
+            if a.keep:
+                os.makedirs(a.keep, exist_ok=True)
+                shutil.copy(path, a.keep)
             shutil.rmtree(os.path.dirname(path), ignore_errors=True)
         rows.append((setting, value, cells))
     print(f"{'setting':24} {'set':>7}  detected per run (distance, kind)")

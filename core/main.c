@@ -18,6 +18,7 @@
 #include "pattern_params.h"
 #include "drift.h"
 #include "placement.h"
+#include "provenance.h"
 #include "record.h"
 #include "table.h"
 #include "timer.h"
@@ -400,6 +401,7 @@ static int run(const vs_options_t *o)
     snprintf(s.lenv.launcher, sizeof s.lenv.launcher, "none");
     s.lenv.size = 1;
     int code;
+    (void)vs_provenance_copy_thresholds(); /* forks the loader: before any library starts */
     if (load(&s, &code))
         return code;
     s.r = (vs_run_t){.ops = s.mod.ops, .opt = o, .wd = &s.wd, .table = &s.table};

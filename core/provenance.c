@@ -1,6 +1,7 @@
 /* Machine provenance (see provenance.h). */
 #include "provenance.h"
 
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +117,48 @@ void vs_provenance_read(vs_provenance_t *p, int cpu)
         step = getenv("SLURM_STEPID");
     snprintf(p->slurm_job_id, sizeof p->slurm_job_id, "%s", job ? job : "");
     snprintf(p->slurm_step_id, sizeof p->slurm_step_id, "%s", step ? step : "");
+}
+
+/* The dynamic loader is the object whose name is the program's interpreter;
+ * among the loaded objects it is the one named ld-*.so*. */
+static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+    if (base && !strncmp(base + 1, "ld-", 3) && strstr(base, ".so")) {
+        snprintf(data, 512, "%s", name);
+        return 1;
+    }
+    return 0;
+}
+
+const vs_copy_thresholds_t *vs_provenance_copy_thresholds(void)
+{
+    static vs_copy_thresholds_t c = {-2, -2};
+    if (c.rep_movsb != -2)
+        return &c;
+    c.rep_movsb = c.non_temporal = -1;
+    char loader[512] = "", cmd[600], line[256];
+    dl_iterate_phdr(find_loader, loader);
+    if (!loader[0] || strchr(loader, '\'') || access(loader, X_OK))
+        return &c;
+    snprintf(cmd, sizeof cmd, "'%s' --list-tunables 2>/dev/null", loader);
+    fflush(NULL);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return &c;
+    while (fgets(line, sizeof line, f)) {
+        long long *to = !strncmp(line, "glibc.cpu.x86_rep_movsb_threshold:", 34)        ? &c.rep_movsb
+                        : !strncmp(line, "glibc.cpu.x86_non_temporal_threshold:", 37) ? &c.non_temporal
+                                                                                      : NULL;
+        const char *colon = strchr(line, ':');
+        if (to && colon) {
+            char *end;
+            long long v = strtoll(colon + 1, &end, 0);
+            if (end != colon + 1 && v > 0)
+                *to = v;
+        }
+    }
+    pclose(f);
+    return &c;
 }

@@ -17,6 +17,19 @@ typedef struct vs_provenance {
     char slurm_step_id[24]; /* SLURM_STEP_ID (or SLURM_STEPID) */
 } vs_provenance_t;
 
+/* The C library's copy thresholds in force for this process (glibc's x86
+ * tunables, as its dynamic loader lists them with --list-tunables, which
+ * honours GLIBC_TUNABLES): where memcpy changes method, so where copies
+ * through shared memory may change cost.  -1 when unknown. */
+typedef struct vs_copy_thresholds {
+    long long rep_movsb;      /* glibc.cpu.x86_rep_movsb_threshold */
+    long long non_temporal;   /* glibc.cpu.x86_non_temporal_threshold */
+} vs_copy_thresholds_t;
+
+/* Read them once, before any library is initialised (it runs the loader in a
+ * child process); later calls return the first answer. */
+const vs_copy_thresholds_t *vs_provenance_copy_thresholds(void);
+
 /* Fill *p; cpu is the CPU whose governor to read (-1: cpu0). */
 void vs_provenance_read(vs_provenance_t *p, int cpu);
 

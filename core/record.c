@@ -134,6 +134,14 @@ void vs_record_topology(const vs_placement_t *p, vs_json_t *j)
     kint_or_null(j, "pus_per_core", s->pus_per_core);
     kint_or_null(j, "page_bytes", (int)sysconf(_SC_PAGESIZE));   /* copies and pinning work per page */
     kstr_or_null(j, "cpu_model", s->cpu_model[0] ? s->cpu_model : p->ranks[p->rank].prov.cpu_model);
+    const vs_copy_thresholds_t *copy = vs_provenance_copy_thresholds();
+    vs_json_key(j, "copy_thresholds"); /* where memcpy changes method (glibc's tunables in force) */
+    vs_json_obj_begin(j);
+    if (copy->rep_movsb > 0)
+        vs_json_kint(j, "x86_rep_movsb_threshold", copy->rep_movsb);
+    if (copy->non_temporal > 0)
+        vs_json_kint(j, "x86_non_temporal_threshold", copy->non_temporal);
+    vs_json_obj_end(j);
     vs_json_key(j, "caches");
     vs_json_arr_begin(j);
     for (int i = 0; i < s->ncaches; i++) {

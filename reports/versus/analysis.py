@@ -12,7 +12,7 @@ from . import __version__
 from .fit import SegmentedFit, fit_segmented
 from .load import Run, group_launches
 from .stats import LOCATION_Q, SizeStats, summarise_run
-from .transitions import (Staircase, Transition, attribute, classify, explain_staircases, find_staircases,
+from .transitions import (Staircase, Transition, attribute, attribute_copy, classify, explain_staircases, find_staircases,
                           label_rest, replicate_curves, reported_only, targeted_steps,
                           threshold_notes)
 from .compare import launch_spread
@@ -159,6 +159,7 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     found = targeted_steps(fit, reps, trans, run.thresholds)
     unmatched = [u for u in unmatched if u["configured_bytes"] not in found]
     trans = reported_only(trans)
+    attribute_copy(trans, run.copy_thresholds)
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
     explain_staircases(stairs, run.transport.get("attrs") or {})
     label_rest(trans, stairs)

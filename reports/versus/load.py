@@ -97,6 +97,18 @@ class Run:
         return int(v) if isinstance(v, int) and v > 0 else None
 
     @property
+    def copy_thresholds(self) -> dict[str, int]:
+        """Where the C library's memcpy changes method (glibc's tunables in force on rank 0's
+        host), when the messages are copied through memory on one host: every rank on one
+        host and a medium that is shared memory, may be, or is not said.  Empty otherwise."""
+        hosts = self.record.get("hosts") or []
+        medium = self.transport.get("medium") or ""
+        if len(set(hosts)) != 1 or medium not in ("", "shared-memory", "shared-memory-allowed"):
+            return {}
+        th = (self.record.get("topology") or {}).get("copy_thresholds") or {}
+        return {str(k): int(v) for k, v in th.items() if isinstance(v, int) and not isinstance(v, bool) and v > 0}
+
+    @property
     def label(self) -> str:
         """Short human name: transport[/provider] pattern[/variant]."""
         t = self.transport

@@ -465,6 +465,37 @@ def attribute(trans: list[Transition], thresholds: dict[str, int],
             if v not in matched for n in names]
 
 
+COPY_WINDOW_BYTES = 512     # a copy threshold may show this much (+ 5 %) either side of its value
+COPY_MEANING = {
+    "x86_rep_movsb_threshold": "memcpy switches to rep movsb (glibc)",
+    "x86_non_temporal_threshold": "memcpy switches to non-temporal stores (glibc)",
+}
+
+
+def attribute_copy(trans: list[Transition], copy: dict[str, int], tolerance: float = MATCH_TOLERANCE) -> None:
+    """Name a transition that no library threshold took after the host's memcpy switch
+    (Run.copy_thresholds): a rising step or a slope change whose gap meets the window of
+    COPY_WINDOW_BYTES + 5 % either side of the value, the strongest there.  Either side,
+    because a transport copies its payload with a header, or part of it by another path
+    (UCX's shared-memory transport and Open MPI's vader show the rep movsb switch a few
+    hundred bytes above the tunable; moving the tunable moves the step with it).  A copy
+    threshold that matches nothing is no finding: the switch is often too small to see."""
+    used = {i for i, t in enumerate(trans) if t.threshold or t.settles}
+    for name, val in sorted(copy.items(), key=lambda kv: kv[1]):
+        slack = COPY_WINDOW_BYTES + max(tolerance * val, 1.0)
+        near = [i for i, t in enumerate(trans) if i not in used
+                and t.after_bytes < val + slack and t.before_bytes >= val - slack
+                and (t.kind == "slope" or t.jump_us > 0)]
+        pick = max(near, key=lambda i: _strength(trans[i]), default=None)
+        if pick is None:
+            continue
+        used.add(pick)
+        t = trans[pick]
+        t.threshold, t.threshold_names, t.configured_bytes = name, [name], int(val)
+        t.label = (f"{name}, host {val}, detected {_detected(t)}: "
+                   f"{COPY_MEANING.get(name, 'the C library changes its copy method')}")
+
+
 @dataclass
 class _Span:
     """Sizes first..last of the location curve on one line of slope r (for _edge_levels)."""

@@ -126,3 +126,42 @@ def test_a_speed_class_that_lasts_one_visit_makes_no_transition_in_a_one_visit_s
         unexplained += sum(t.label.startswith("unexplained") for t in a.transitions)
         assert all(t.between_sizes_p is not None for t in a.transitions if not t.threshold)
     assert named == 4 and unexplained <= 10, unexplained
+
+
+def test_the_host_memcpy_switch_names_a_step_above_it_but_not_a_library_threshold_step():
+    from versus.transitions import attribute_copy
+    movsb = step(2432, 0.08, after=2304, t=12.0)     # UCX sm with rep_movsb_threshold 2112
+    rndv = step(12120, 2.0, after=11940, t=80.0)
+    page = step(16440, 0.2, after=16260, t=20.0)
+    trans = [movsb, rndv, page]
+    attribute(trans, {"rndv_thresh": 12000})
+    attribute_copy(trans, {"x86_rep_movsb_threshold": 2112, "x86_non_temporal_threshold": 12000})
+    assert movsb.threshold == "x86_rep_movsb_threshold" and "rep movsb" in movsb.label
+    assert movsb.label.startswith("x86_rep_movsb_threshold, host 2112, detected 2432")
+    assert rndv.threshold == "rndv_thresh"          # the library's name stays
+    assert page.threshold is None
+
+
+def test_a_copy_threshold_takes_a_bend_in_a_sparse_gap_but_never_a_step_down_or_a_far_step():
+    from versus.transitions import attribute_copy
+    bend = step(1607, 0.0, after=512, kind="slope")  # no size between 512 and 3000
+    down = step(2300, -0.3, after=2200, t=-20.0)
+    attribute_copy([bend, down], {"x86_rep_movsb_threshold": 2112})
+    assert bend.threshold == "x86_rep_movsb_threshold" and down.threshold is None
+    far = step(3400, 0.5, after=3300, t=20.0)       # beyond 2112 + 512 + 5 %
+    attribute_copy([far], {"x86_rep_movsb_threshold": 2112})
+    assert far.threshold is None
+
+
+def test_copy_thresholds_count_only_for_copies_through_memory_on_one_host(make_run, tmp_path):
+    import json
+    run = make_run(synth.hockney(1000, 0.1), [64, 1024, 4096])
+    rec = dict(run.record)
+    rec["topology"] = {"copy_thresholds": {"x86_rep_movsb_threshold": 2112, "bogus": "x"}}
+    from versus.load import Run
+    for hosts, medium, want in ((["a", "a"], "shared-memory", {"x86_rep_movsb_threshold": 2112}),
+                                (["a", "a"], None, {"x86_rep_movsb_threshold": 2112}),
+                                (["a", "a"], "network", {}), (["a", "b"], "shared-memory", {}),
+                                (["a", "a"], "loopback", {})):
+        rec["hosts"], rec["transport"] = hosts, dict(rec["transport"], medium=medium)
+        assert Run("x", json.loads(json.dumps(rec)), [], None).copy_thresholds == want, (hosts, medium)

@@ -728,6 +728,15 @@ static int vs_ofi_query(vs_transport_t *t, vs_transport_info_t *info)
             vs_info_threshold(info, "sar_threshold",
                              vs_ofi_env_size("FI_SHM_SAR_THRESHOLD", -1, &from_env));
     }
+    if (!strncmp(prov, "tcp", 3)) {
+        /* tcp: a message that does not fit the receive prefetch buffer (with its
+         * header) is read from the socket in a second call: a step of ~1 us on
+         * loopback just below it.  9000 is the default of libfabric 1.17's tcp
+         * provider; FI_TCP_PREFETCH_RBUF_SIZE=5000 moves the step to 4750-5000 B. */
+        int64_t rbuf = vs_ofi_env_size("FI_TCP_PREFETCH_RBUF_SIZE", 9000, &from_env);
+        if (rbuf > 0)
+            vs_info_threshold(info, "prefetch_rbuf_size", rbuf);
+    }
     if (!strncmp(prov, "tcp", 3) && getenv("FI_TCP_ZEROCOPY_SIZE"))
         vs_info_threshold(info, "zerocopy_size", vs_ofi_env_size("FI_TCP_ZEROCOPY_SIZE", -1, &from_env));
     if (from_env)
