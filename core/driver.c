@@ -101,6 +101,9 @@ static long quota(long iters, long rounds, long v)
     return iters / rounds + (v < iters % rounds ? 1 : 0);
 }
 
+static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns, long round,
+                        long position);
+
 static int visit(driver_t *d, size_state_t *st, long round)
 {
     vs_run_t *r = d->r;
@@ -195,19 +198,21 @@ static int visit(driver_t *d, size_state_t *st, long round)
     if ((rc = vs_run_drift(r)))
         return rc;
     long position = d->position++;
-    if (r->rank != 0)
-        return 0;
-    if (!precise && (rc = size_ci(d, st, &median, &rel)))
+    if (r->rank == 0 && !precise && (rc = size_ci(d, st, &median, &rel)))
         return rc;
     vs_visit_t v = {.round = round, .position = position, .pass = st->pass, .precision = rel,
                     .stop = st->done ? vs_stop_name(stop) : NULL};
-    int64_t *rec[VS_MAX_SERIES];
-    for (int k = 0; k < d->n_series; k++)
-        rec[k] = st->s[k] + first;
     r->visit = &v;
-    rc = vs_record_size(r, d->p, bytes, warm, st->batch, rec, st->n - first, visit_ns);
+    if (r->npairs > 1) {
+        rc = pairs_record(d, st, first, warm, visit_ns, round, position);
+    } else if (r->rank == 0) {
+        int64_t *rec[VS_MAX_SERIES];
+        for (int k = 0; k < d->n_series; k++)
+            rec[k] = st->s[k] + first;
+        rc = vs_record_size(r, d->p, bytes, warm, st->batch, rec, st->n - first, visit_ns);
+    }
     r->visit = NULL;
-    if (rc)
+    if (rc || r->rank != 0)
         return rc;
     if (!st->done)
         return 0;
@@ -218,6 +223,79 @@ static int visit(driver_t *d, size_state_t *st, long round)
         return vs_run_fail(r, rc, "cannot summarise %zu B", bytes);
     release(d, st); /* only the median is needed from here on */
     return 0;
+}
+
+static vs_aggregate_t *aggregate_for(vs_run_t *r, size_t bytes)
+{
+    for (size_t i = 0; i < r->n_agg; i++)
+        if (r->agg[i].bytes == bytes)
+            return &r->agg[i];
+    if (r->n_agg == r->cap_agg) {
+        size_t cap = r->cap_agg ? 2 * r->cap_agg : 32;
+        vs_aggregate_t *a = realloc(r->agg, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        r->agg = a;
+        r->cap_agg = cap;
+    }
+    r->agg[r->n_agg] = (vs_aggregate_t){.bytes = bytes, .slowest_pair_Bps = INFINITY};
+    return &r->agg[r->n_agg++];
+}
+
+/* More than one pair: every leader's samples of this visit and its measuring
+ * time go to rank 0 (collective), which writes a size record per pair, then
+ * the aggregate record of all pairs. */
+static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns, long round,
+                        long position)
+{
+    vs_run_t *r = d->r;
+    long n = st->n - first;
+    size_t count = 1 + (size_t)d->n_series * (size_t)n;
+    int64_t *mine = calloc(count, sizeof *mine);
+    if (!mine)
+        return vs_run_fail(r, -ENOMEM, "cannot allocate sample storage");
+    if (r->leader) {
+        mine[0] = (int64_t)visit_ns;
+        for (int k = 0; k < d->n_series; k++)
+            memcpy(mine + 1 + (size_t)k * (size_t)n, st->s[k] + first, (size_t)n * sizeof *mine);
+    }
+    int rc = vs_run_gather(r, mine, count);
+    free(mine);
+    if (rc || r->rank != 0)
+        return rc;
+    double units = (double)n * (double)st->batch, msgs = units * (double)d->p->messages(r->opt);
+    double max_ns = 0, sum_ns = 0, slowest = INFINITY;
+    int pairs = 0;
+    for (int l = 0; l < r->size && !rc; l++) {
+        if (r->partner[l] <= l)
+            continue; /* not a leader */
+        const int64_t *b = r->gathered + (size_t)l * count;
+        int64_t *rec[VS_MAX_SERIES];
+        for (int k = 0; k < d->n_series; k++)
+            rec[k] = (int64_t *)b + 1 + (size_t)k * (size_t)n;
+        r->pair_ranks[0] = l;
+        r->pair_ranks[1] = r->partner[l];
+        rc = vs_record_size(r, d->p, st->bytes, warm, st->batch, rec, n, (uint64_t)b[0]);
+        double ns = (double)b[0];
+        max_ns = ns > max_ns ? ns : max_ns;
+        sum_ns += ns;
+        if (ns > 0 && msgs * (double)st->bytes / (ns / 1e9) < slowest)
+            slowest = msgs * (double)st->bytes / (ns / 1e9);
+        pairs++;
+    }
+    r->pair_ranks[0] = r->pair_ranks[1] = -1;
+    if (rc)
+        return rc;
+    vs_aggregate_t *a = aggregate_for(r, st->bytes);
+    if (!a)
+        return vs_run_fail(r, -ENOMEM, "cannot allocate the aggregate table");
+    a->moved_bytes += msgs * (double)st->bytes * pairs;
+    a->messages += msgs * pairs;
+    a->max_ns += max_ns;
+    a->sum_ns += sum_ns / pairs;
+    if (slowest < a->slowest_pair_Bps)
+        a->slowest_pair_Bps = slowest;
+    return vs_record_aggregate(r, st->bytes, pairs, (long)msgs, max_ns, sum_ns / pairs, round, position);
 }
 
 static int add_sizes(driver_t *d, const size_t *v, size_t n, int pass)

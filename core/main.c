@@ -19,6 +19,7 @@
 #include "drift.h"
 #include "placement.h"
 #include "provenance.h"
+#include "scan.h"
 #include "record.h"
 #include "table.h"
 #include "timer.h"
@@ -106,6 +107,9 @@ typedef struct session {
     vs_run_t r;
     vs_transport_info_t info;
     char *hosts;
+    vs_pairing_t pairing;   /* more than two ranks: who measures with whom */
+    int *partner;           /* every rank's partner (fixed pairing) */
+    vs_scan_slowest_t *slow; /* rank 0 after a scan: the slowest pairs per size */
     double drift_start;
     char warning[1024];     /* for the run record, "" when none */
 } session_t;
@@ -174,6 +178,65 @@ static int world_check(session_t *s)
     return EXIT_USAGE;
 }
 
+/* Who measures with whom.  Two ranks: 0 leads, 1 answers.  More (even): every
+ * pair at once, rank i with i + N/2 (fixed pairing), or the scan's rounds.
+ * Every rank needs the same seed (a drawn one differs per process when the
+ * launcher started them): rank 0's is taken by all. */
+static int pair_up(session_t *s, const vs_pattern_t *pat)
+{
+    const vs_options_t *o = s->o;
+    vs_run_t *r = &s->r;
+    char err[256] = "";
+    long seed = (long)o->method.seed;
+    if (vs_run_bcast_long(r, &seed))
+        return EXIT_FAIL;
+    ((vs_options_t *)o)->method.seed = (uint64_t)seed; /* the options are this process's own */
+    r->pair_ranks[0] = r->pair_ranks[1] = -1;
+    r->npairs = 1;
+    if (r->size == 2 && !o->scan) {
+        r->peer = 1 - r->rank;
+        r->leader = r->rank == 0;
+        return EXIT_OK;
+    }
+    const char *why = r->size % 2 ? "an even number of ranks (each rank in one pair)" : NULL;
+    if (!o->scan && !pat->messages) {
+        if (r->rank == 0)
+            fprintf(stderr, "versus-run: pattern %s measures one pair of ranks; run it with 2 ranks, or use "
+                            "pingpong, stream or bistream for every pair at once\n", pat->name);
+        return EXIT_USAGE;
+    }
+    if (!o->scan && o->validate) {
+        if (r->rank == 0)
+            fprintf(stderr, "versus-run: --validate checks one pair of ranks; run it with 2 ranks\n");
+        return EXIT_USAGE;
+    }
+    if (why) {
+        if (r->rank == 0)
+            fprintf(stderr, "versus-run: %s with %d ranks: pairs need %s\n",
+                    o->scan ? "the scan" : "every pair at once", r->size, why);
+        return EXIT_USAGE;
+    }
+    vs_pairing_kind_t kind = o->scan ? VS_PAIRING_ROUND_ROBIN : VS_PAIRING_FIXED;
+    if (vs_pairing_init(&s->pairing, kind, r->size, o->scan && o->shuffle_pairs ? (uint64_t)seed : 0, err,
+                        sizeof err)) {
+        fprintf(stderr, "versus-run: rank %d: %s\n", r->rank, err[0] ? err : "cannot set up the pairs");
+        return EXIT_USAGE;
+    }
+    if (o->scan) {
+        r->peer = -1;
+        return EXIT_OK;
+    }
+    if (!(s->partner = calloc((size_t)r->size, sizeof *s->partner)))
+        return EXIT_FAIL;
+    for (int k = 0; k < r->size; k++)
+        s->partner[k] = vs_pairing_partner(&s->pairing, 0, k);
+    r->partner = s->partner;
+    r->peer = s->partner[r->rank];
+    r->leader = r->rank < r->peer;
+    r->npairs = r->size / 2;
+    return EXIT_OK;
+}
+
 /* Phase 2, meet: the other ranks, and the transport opened.  The MPI modules
  * bring their own bootstrap (and must be opened first); the others use the
  * launcher's environment + TCP. */
@@ -231,7 +294,7 @@ static int meet(session_t *s)
                 pat->name, pat->min_ranks, r->size);
         return EXIT_USAGE;
     }
-    return EXIT_OK;
+    return pair_up(s, pat);
 }
 
 /* Ranks 0 and 1 on different hosts that talk through shared memory measure one
@@ -290,13 +353,16 @@ static int prepare(session_t *s)
         return EXIT_FAIL;
     }
     medium_check(s);
+    r->hosts = s->hosts;
+    r->host_len = HOST_LEN;
     vs_timer_calibrate(&r->timer, o->method.clock == VS_CLOCK_TSC);
     /* placement drift: a cache-line round trip between the bound cores, at
      * the start, after every size and at the end */
     r->drift_ns = NAN;
     s->drift_start = NAN;
     vs_watchdog_phase(&s->wd, "probing placement drift", UINT64_MAX);
-    if (vs_drift_open(s->bs, &r->drift, err, sizeof err) == 0) {
+    /* more than two ranks: ranks 0 and 1 need not be a pair, and the others would wait */
+    if (r->size == 2 && vs_drift_open(s->bs, &r->drift, err, sizeof err) == 0) {
         if (vs_drift_probe(r->drift, 2000, o->timeout_s, &s->drift_start)) {
             fprintf(stderr, "versus-run: rank %d: placement drift probe failed\n", r->rank);
             return EXIT_FAIL;
@@ -317,6 +383,23 @@ static int prepare(session_t *s)
     return EXIT_OK;
 }
 
+/* Every pair at once: the aggregate per size, after the pattern's table (of
+ * rank 0's pair). */
+static void aggregate_print(const vs_run_t *r, FILE *out)
+{
+    fprintf(out, "# all %d pairs at once (rank i with rank i + %d): every pair's bytes over the slowest pair's "
+                 "time; osu_mbw_mr divides by the mean time instead (1 MB = 1e6 B)\n",
+            r->npairs, r->size / 2);
+    fprintf(out, "%-12s %18s %16s %22s %22s\n", "# Size", "Aggregate [MB/s]", "Rate [msg/s]", "Mean-time [MB/s]",
+            "Slowest pair [MB/s]");
+    for (size_t i = 0; i < r->n_agg; i++) {
+        const vs_aggregate_t *a = &r->agg[i];
+        fprintf(out, "%-12zu %18.2f %16.0f %22.2f %22.2f\n", a->bytes, a->max_ns > 0 ? a->moved_bytes / a->max_ns * 1e3 : 0,
+                a->max_ns > 0 ? a->messages / a->max_ns * 1e9 : 0, a->sum_ns > 0 ? a->moved_bytes / a->sum_ns * 1e3 : 0,
+                isfinite(a->slowest_pair_Bps) ? a->slowest_pair_Bps / 1e6 : 0);
+    }
+}
+
 /* Phase 4, measure: the pattern over the schedule, the end record, the table. */
 static int measure(session_t *s)
 {
@@ -325,7 +408,8 @@ static int measure(session_t *s)
     int code;
     s->table.planned = o->sizes.n;
     s->table.progress = r->rank == 0 && !o->quiet && isatty(STDERR_FILENO);
-    int rc = vs_driver_run(r, vs_pattern_find(o->pattern));
+    int rc = o->scan ? vs_scan_run(r, vs_pattern_find(o->pattern), &s->pairing, o->serial, &s->slow)
+                     : vs_driver_run(r, vs_pattern_find(o->pattern));
     double drift_end = NAN;
     if (!rc && r->drift && vs_drift_probe(r->drift, 2000, o->timeout_s, &drift_end))
         fprintf(stderr, "versus-run: rank %d: final placement drift probe failed\n", r->rank);
@@ -360,7 +444,12 @@ static int measure(session_t *s)
         for (char *p = title; *p; p++)
             if (*p == '\n')
                 *p = ' ';
-        vs_table_print(&s->table, stdout, title);
+        if (o->scan && s->slow)
+            vs_scan_print(r, s->slow, o->sizes.n, title, stdout);
+        else if (!o->scan)
+            vs_table_print(&s->table, stdout, title);
+        if (r->npairs > 1)
+            aggregate_print(r, stdout);
         if (!o->out)
             fprintf(stderr, "versus-run: raw samples not saved (use --out FILE.jsonl)\n");
     }
@@ -376,6 +465,11 @@ static void finish(session_t *s)
     atomic_store(&s->wd.writer, NULL);
     vs_watchdog_phase(&s->wd, "shutting down", UINT64_MAX);
     free(s->hosts);
+    free(s->partner);
+    free(s->slow);
+    free(s->r.gathered);
+    free(s->r.agg);
+    vs_pairing_free(&s->pairing);
     vs_table_free(&s->table);
     vs_writer_close(s->writer);
     vs_drift_close(s->r.drift);

@@ -74,6 +74,19 @@ void vs_options_usage(FILE *out)
 "      --clock CLOCK         monotonic (default; CLOCK_MONOTONIC) or tsc (the invariant\n"
 "                            time-stamp counter, calibrated)\n"
 "\n"
+"More than two ranks (docs/patterns.md)\n"
+"  With N > 2 ranks (N even) pingpong, stream and bistream run on every pair at\n"
+"  once, rank i with rank i + N/2 (osu_mbw_mr's pairing): a size record per pair\n"
+"  and an aggregate record (bandwidth, message rate) per size.\n"
+"      --scan                all-pairs scan instead: N-1 rounds of N/2 concurrent\n"
+"                            ping-pongs, every pair once, a \"pair\" record per pair\n"
+"                            and size (defaults: --sizes 8,1M --iterations 50\n"
+"                            --iterations-large 10 --warmup 10 --warmup-large 2)\n"
+"      --serial              with --scan: one pair at a time, the others waiting\n"
+"      --shuffle-pairs       with --scan: shuffle the schedule with --seed\n"
+"      --passes K            with --scan: run the whole schedule K times (default 2): a\n"
+"                            pair slow in one pass only is noise, not a bad link\n"
+"\n"
 "Output\n"
 "  -O, --out FILE            write results as JSON Lines (docs/results-schema.md);\n"
 "                            each size is flushed as it completes\n"
@@ -123,7 +136,7 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 enum {
     OPT_LIST = 1000, OPT_JSON, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
     OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
-    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS,
+    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS, OPT_SCAN, OPT_SERIAL, OPT_SHUFFLE_PAIRS, OPT_PASSES,
 };
 
 static const struct option long_opts[] = {
@@ -144,6 +157,10 @@ static const struct option long_opts[] = {
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"validate", no_argument, 0, OPT_VALIDATE},
     {"buffers", required_argument, 0, OPT_BUFFERS},
+    {"scan", no_argument, 0, OPT_SCAN},
+    {"serial", no_argument, 0, OPT_SERIAL},
+    {"shuffle-pairs", no_argument, 0, OPT_SHUFFLE_PAIRS},
+    {"passes", required_argument, 0, OPT_PASSES},
     {"out", required_argument, 0, 'O'},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
@@ -168,7 +185,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     o->argc = argc;
     o->argv = argv;
     o->pattern = "pingpong";
-    o->sizes_spec = "0:4M";
+    o->sizes_spec = NULL; /* 0:4M, or 8,1M for --scan */
     o->iterations = 1000;
     o->iterations_large = 100;
     o->warmup = 100;
@@ -179,7 +196,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     o->placement = "auto";
     vs_method_defaults(&o->method);
     long v;
-    int c, rc = 0;
+    int c, rc = 0, counts_set = 0;
     optind = 1;
     opterr = 0;
     while (!rc && (c = getopt_long(argc, argv, ":t:o:p:V:s:i:w:b:O:qvL:n:T:h", long_opts, NULL)) != -1) {
@@ -213,10 +230,16 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         case 'p': o->pattern = optarg; break;
         case 'V': o->variant = optarg; break;
         case 's': o->sizes_spec = optarg; break;
-        case 'i': rc = parse_count("--iterations", optarg, 1, &o->iterations, err, errlen); break;
-        case OPT_ITER_LARGE: rc = parse_count("--iterations-large", optarg, 1, &o->iterations_large, err, errlen); break;
-        case 'w': rc = parse_count("--warmup", optarg, 0, &o->warmup, err, errlen); break;
-        case OPT_WARM_LARGE: rc = parse_count("--warmup-large", optarg, 0, &o->warmup_large, err, errlen); break;
+        case 'i': rc = parse_count("--iterations", optarg, 1, &o->iterations, err, errlen); counts_set |= 1; break;
+        case OPT_ITER_LARGE:
+            rc = parse_count("--iterations-large", optarg, 1, &o->iterations_large, err, errlen);
+            counts_set |= 2;
+            break;
+        case 'w': rc = parse_count("--warmup", optarg, 0, &o->warmup, err, errlen); counts_set |= 4; break;
+        case OPT_WARM_LARGE:
+            rc = parse_count("--warmup-large", optarg, 0, &o->warmup_large, err, errlen);
+            counts_set |= 8;
+            break;
         case OPT_LARGE_FROM:
             if (vs_bytes_parse(optarg, &o->large_from)) {
                 snprintf(err, errlen, "--large-from expects a size such as 64K, got '%s'", optarg);
@@ -238,6 +261,10 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         case OPT_PROGRESS: rc = vs_progress_parse(optarg, o, err, errlen); break;
         case OPT_VALIDATE: o->validate = 1; break;
         case OPT_BUFFERS: rc = vs_buffers_parse(optarg, o, err, errlen); break;
+        case OPT_SCAN: o->scan = 1; break;
+        case OPT_SERIAL: o->serial = 1; break;
+        case OPT_SHUFFLE_PAIRS: o->shuffle_pairs = 1; break;
+        case OPT_PASSES: rc = parse_count("--passes", optarg, 1, &o->passes, err, errlen); break;
         case 'O': o->out = optarg; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
@@ -318,6 +345,35 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     }
     if ((rc = vs_pattern_params_check(o, err, errlen)))
         return rc;
+    if ((o->serial || o->shuffle_pairs || o->passes) && !o->scan) {
+        snprintf(err, errlen, "%s goes with --scan (the all-pairs scan)",
+                 o->serial ? "--serial" : o->passes ? "--passes" : "--shuffle-pairs");
+        return -EINVAL;
+    }
+    if (o->scan) {
+        const vs_method_t *m = &o->method;
+        const char *no = strcmp(o->pattern, "pingpong") ? "a pattern other than pingpong"
+                         : o->validate                  ? "--validate"
+                         : m->precision > 0             ? "--precision"
+                         : m->adaptive                  ? "--adaptive"
+                         : m->order != VS_ORDER_SEQUENTIAL ? "--order other than sequential"
+                                                           : NULL;
+        if (no) {
+            snprintf(err, errlen, "--scan measures ping-pong round trips of each pair at fixed counts; it does not "
+                                  "take %s", no);
+            return -EINVAL;
+        }
+        if (!o->sizes_spec)
+            o->sizes_spec = "8,1M";
+        if (!o->passes)
+            o->passes = 2;
+        o->iterations = counts_set & 1 ? o->iterations : 50;
+        o->iterations_large = counts_set & 2 ? o->iterations_large : 10;
+        o->warmup = counts_set & 4 ? o->warmup : 10;
+        o->warmup_large = counts_set & 8 ? o->warmup_large : 2;
+    }
+    if (!o->sizes_spec)
+        o->sizes_spec = "0:4M";
     if (!o->launch_local && o->nprocs_set) {
         /* -n without --launch local would be silently ignored */
         snprintf(err, errlen, "-n/--np is for --launch local; under mpirun/mpiexec/srun give the rank count to the launcher");

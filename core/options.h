@@ -44,6 +44,10 @@ typedef struct vs_options {
     const char *cpus;
     long launch_id;
     vs_method_t method;      /* schedule, order, repetitions, clock (method.h) */
+    int scan;                /* --scan: every pair of ranks once (scan.c) */
+    int serial;              /* --serial: the scan's pairs one at a time */
+    int shuffle_pairs;
+    long passes;             /* --passes: the scan's schedule this many times (default 2) */       /* --shuffle-pairs: the scan's schedule shuffled by --seed */
     int quiet, verbose;
     int argc;
     char **argv;

@@ -57,6 +57,21 @@ int vs_run_bcast_long(vs_run_t *r, long *x)
     return rc ? vs_run_fail(r, rc, "bootstrap exchange failed") : 0;
 }
 
+int vs_run_gather(vs_run_t *r, const int64_t *mine, size_t count)
+{
+    size_t need = (size_t)r->size * count;
+    int64_t *all = r->gathered;
+    if (need > r->gathered_cap) {
+        if (!(all = realloc(r->gathered, need * sizeof *all)))
+            return vs_run_fail(r, -ENOMEM, "cannot allocate %zu gathered values", need);
+        r->gathered = all;
+        r->gathered_cap = need;
+    }
+    /* the bootstrap's all-gather: every rank receives every block; only rank 0 reads them */
+    int rc = r->bs->exchange(r->bs, mine, all, count * sizeof *mine);
+    return rc ? vs_run_fail(r, rc, "bootstrap exchange failed") : 0;
+}
+
 int vs_run_drift(vs_run_t *r)
 {
     if (!r->drift)

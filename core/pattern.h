@@ -28,6 +28,21 @@ typedef struct vs_run {
     long invalid_sizes;    /* sizes whose payload check failed */
     const struct vs_visit *visit; /* the size record's round, position, pass, precision (schedule.h) */
     int rank, size;
+    /* Who this rank measures with: its partner's rank, or -1 while it waits
+     * (more than two ranks: the pairing decides, pairing.h).  The leader of a
+     * pair (its lower rank) times the units and keeps the samples; the other
+     * answers.  Two ranks: rank 0 leads, rank 1 answers. */
+    int peer, leader;
+    int npairs;             /* pairs measuring at once: 1 with two ranks (and in a scan's serial mode) */
+    const int *partner;     /* every rank's partner this round (-1: waits), when more than two ranks */
+    const char *hosts;      /* host name of every rank, host_len apart (for pair records) */
+    size_t host_len;
+    int64_t *gathered;      /* rank 0: every rank's block of the last vs_run_gather */
+    size_t gathered_cap;
+    long pass;              /* the scan's pass over its schedule */
+    int pair_ranks[2];      /* the pair a size record is written for; [0] = -1: the run's only pair */
+    struct vs_aggregate *agg; /* rank 0, more than one pair: per size totals for the table */
+    size_t n_agg, cap_agg;
     struct vs_drift *drift; /* placement drift probe, when ranks 0 and 1 share a host */
     double drift_ns;        /* its last reading (cache-line round trip), NaN if none */
     char err[512];         /* why the pattern failed */
@@ -58,7 +73,23 @@ typedef struct vs_pattern {
     /* Optional (rank 0): add this size's row to r->table; NULL = the
      * ping-pong latency row (vs_table_add_pingpong).  May reorder series. */
     int (*summarise)(vs_run_t *r, size_t bytes, int64_t *const *series, long n);
+    /* Messages one unit moves, every direction counted (2 for a round trip, W for
+     * a stream window); NULL: the pattern measures one pair only (no -n above 2). */
+    long (*messages)(const vs_options_t *o);
 } vs_pattern_t;
+
+/* The aggregate of every pair at one size (rank 0, more than one pair): the
+ * bytes and messages all pairs moved, the slowest pair's measuring time and the
+ * sum of the pairs' times, added over the size's visits. */
+typedef struct vs_aggregate {
+    size_t bytes;
+    double moved_bytes, messages, max_ns, sum_ns;
+    double slowest_pair_Bps;
+} vs_aggregate_t;
+
+/* Every rank gives `count` int64 values; rank 0 finds rank k's at
+ * r->gathered + k * count (out-of-band, through the bootstrap). */
+int vs_run_gather(vs_run_t *r, const int64_t *mine, size_t count);
 
 /* Run pattern p over r->opt's schedule (driver.c). */
 int vs_driver_run(vs_run_t *r, const vs_pattern_t *p);
@@ -106,20 +137,21 @@ static inline int vs_op_recv(vs_run_t *r, vs_mem_t *m, size_t len, int peer, uin
     return rc ? rc : r->ops->wait(r->t, &req);
 }
 
-/* The echoing side of a round trip (rank 1 of pingpong and overhead):
- * receive from rank 0 (blocking, or post + wait), then send back. */
+/* The echoing side of a round trip (rank 1 of pingpong and overhead, the
+ * second rank of a pair): receive from the partner (blocking, or post + wait),
+ * then send back. */
 static inline int vs_run_echo(vs_run_t *r, vs_mem_t *rbuf, const vs_mem_t *sbuf, size_t len, int nonblocking,
                               uint64_t tag)
 {
     int rc;
     if (nonblocking) {
         vs_req_t req;
-        if ((rc = r->ops->post_recv(r->t, rbuf, len, 0, tag, &req)) || (rc = r->ops->wait(r->t, &req)))
+        if ((rc = r->ops->post_recv(r->t, rbuf, len, r->peer, tag, &req)) || (rc = r->ops->wait(r->t, &req)))
             return rc;
-    } else if ((rc = vs_op_recv(r, rbuf, len, 0, tag))) {
+    } else if ((rc = vs_op_recv(r, rbuf, len, r->peer, tag))) {
         return rc;
     }
-    return vs_op_send(r, sbuf, len, 0, tag);
+    return vs_op_send(r, sbuf, len, r->peer, tag);
 }
 
 /* One timed unit of a pattern (a round trip, a window, ...). */
@@ -134,7 +166,7 @@ static inline __attribute__((always_inline)) int vs_run_warm_units(vs_run_t *r, 
                                                                    double *unit_ns, const char *what)
 {
     *unit_ns = 0;
-    if (r->rank > 1)
+    if (r->peer < 0)
         return 0;
     for (long i = 0; i < n; i++) {
         uint64_t t0 = vs_timer_read(&r->timer);
@@ -158,7 +190,7 @@ static inline __attribute__((always_inline)) int vs_run_time_units(vs_run_t *r, 
                                                                    size_t bytes, long batch, long n,
                                                                    int64_t *samples, const char *what)
 {
-    if (r->rank > 1)
+    if (r->peer < 0)
         return 0;
     uint64_t prev = vs_timer_read(&r->timer);
     for (long i = 0; i < n; i++) {

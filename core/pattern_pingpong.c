@@ -1,9 +1,10 @@
-/* pingpong: rank 0 sends, rank 1 echoes.  One unit = one round trip.
+/* pingpong: rank 0 sends, rank 1 echoes (with more ranks, each pair's leader
+ * sends and its partner echoes).  One unit = one round trip.
  *   blocking:    send; receive (the module's blocking receive, or post+wait)
  *   nonblocking: post the receive first, then send, then wait for it
  * --buffers shared sends and receives through one buffer per rank (NetPIPE's
  * cache mode); the default keeps two, as OSU and IMB do.
- * Ranks beyond 1 only take part in the out-of-band synchronisation. */
+ * Ranks without a partner only take part in the out-of-band synchronisation. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,8 @@ typedef struct pp {
 PP_UNIT ping_blocking(vs_run_t *r, void *state, size_t len)
 {
     pp_t *p = state;
-    int rc = vs_op_send(r, &p->sbuf, len, 1, TAG);
-    return rc ? rc : vs_op_recv(r, &p->rbuf, len, 1, TAG);
+    int rc = vs_op_send(r, &p->sbuf, len, r->peer, TAG);
+    return rc ? rc : vs_op_recv(r, &p->rbuf, len, r->peer, TAG);
 }
 
 PP_UNIT ping_nonblocking(vs_run_t *r, void *state, size_t len)
@@ -34,7 +35,8 @@ PP_UNIT ping_nonblocking(vs_run_t *r, void *state, size_t len)
     pp_t *p = state;
     vs_req_t req;
     int rc;
-    if ((rc = r->ops->post_recv(r->t, &p->rbuf, len, 1, TAG, &req)) || (rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+    if ((rc = r->ops->post_recv(r->t, &p->rbuf, len, r->peer, TAG, &req)) ||
+        (rc = vs_op_send(r, &p->sbuf, len, r->peer, TAG)))
         return rc;
     return r->ops->wait(r->t, &req);
 }
@@ -51,10 +53,10 @@ PP_UNIT echo_nonblocking(vs_run_t *r, void *state, size_t len)
     return vs_run_echo(r, &p->rbuf, &p->sbuf, len, 1, TAG);
 }
 
-/* call(r, <this rank's unit>, args...): rank 0 pings, the others echo (ranks
- * beyond 1 return at once inside the shared loops). */
+/* call(r, <this rank's unit>, args...): the leader pings, its partner echoes
+ * (a rank without a partner returns at once inside the shared loops). */
 #define PP_BY_ROLE(call, r, p, ...)                                                                    \
-    ((r)->rank == 0 ? ((p)->nonblocking ? call(r, ping_nonblocking, p, __VA_ARGS__)                    \
+    ((r)->leader ? ((p)->nonblocking ? call(r, ping_nonblocking, p, __VA_ARGS__)                    \
                                         : call(r, ping_blocking, p, __VA_ARGS__))                      \
                     : ((p)->nonblocking ? call(r, echo_nonblocking, p, __VA_ARGS__)                    \
                                         : call(r, echo_blocking, p, __VA_ARGS__)))
@@ -86,6 +88,12 @@ static int pp_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n
     return PP_BY_ROLE(vs_run_time_units, r, p, bytes, batch, n, series[0], "round trip");
 }
 
+static long pp_messages(const vs_options_t *o)
+{
+    (void)o;
+    return 2;
+}
+
 static void pp_teardown(vs_run_t *r, void *state)
 {
     pp_t *p = state;
@@ -99,7 +107,7 @@ static void pp_teardown(vs_run_t *r, void *state)
 
 const vs_pattern_t vs_pattern_pingpong = {
     .name = "pingpong",
-    .summary = "round trips between ranks 0 and 1 (variants: blocking, nonblocking receive)",
+    .summary = "round trips between ranks 0 and 1, or every pair at once (variants: blocking, nonblocking receive)",
     .variants = {"blocking", "nonblocking", NULL},
     .min_ranks = 2,
     .series = {"samples_ns", NULL},
@@ -108,4 +116,5 @@ const vs_pattern_t vs_pattern_pingpong = {
     .warmup = pp_warmup,
     .measure = pp_measure,
     .teardown = pp_teardown,
+    .messages = pp_messages,
 };

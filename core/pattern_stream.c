@@ -13,7 +13,8 @@
  *                  2 x W x size for bistream (both directions counted)
  *   message rate = messages / time: W per window, 2W for bistream
  * Each rank sends from one buffer and receives all W messages into one
- * buffer, as the OSU benchmarks do.  Ranks beyond 1 only synchronise. */
+ * buffer, as the OSU benchmarks do.  With more than two ranks every pair
+ * runs it at once, its leader in rank 0's part (osu_mbw_mr's figure). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static inline __attribute__((always_inline)) int post_all(vs_run_t *r, int send,
 ST_UNIT both_window(vs_run_t *r, void *state, size_t len)
 {
     st_t *p = state;
-    int peer = 1 - r->rank, rc;
+    int peer = r->peer, rc;
     if ((rc = post_all(r, 0, &p->rbuf, len, peer, p->rreq, p->window)) ||
         (rc = post_all(r, 1, &p->sbuf, len, peer, p->sreq, p->window)) || (rc = wait_all(r, p->sreq, p->window)))
         return rc;
@@ -71,9 +72,9 @@ ST_UNIT send_window(vs_run_t *r, void *state, size_t len)
 {
     st_t *p = state;
     int rc;
-    if ((rc = post_all(r, 1, &p->sbuf, len, 1, p->sreq, p->window)) || (rc = wait_all(r, p->sreq, p->window)))
+    if ((rc = post_all(r, 1, &p->sbuf, len, r->peer, p->sreq, p->window)) || (rc = wait_all(r, p->sreq, p->window)))
         return rc;
-    return vs_op_recv(r, &p->ack, ACK_BYTES, 1, TAG_ACK);
+    return vs_op_recv(r, &p->ack, ACK_BYTES, r->peer, TAG_ACK);
 }
 
 /* stream, rank 1: W receives, then the acknowledgement. */
@@ -81,9 +82,9 @@ ST_UNIT recv_window(vs_run_t *r, void *state, size_t len)
 {
     st_t *p = state;
     int rc;
-    if ((rc = post_all(r, 0, &p->rbuf, len, 0, p->rreq, p->window)) || (rc = wait_all(r, p->rreq, p->window)))
+    if ((rc = post_all(r, 0, &p->rbuf, len, r->peer, p->rreq, p->window)) || (rc = wait_all(r, p->rreq, p->window)))
         return rc;
-    return vs_op_send(r, &p->ack, ACK_BYTES, 0, TAG_ACK);
+    return vs_op_send(r, &p->ack, ACK_BYTES, r->peer, TAG_ACK);
 }
 
 static int st_setup(vs_run_t *r, size_t max_bytes, void **state)
@@ -106,13 +107,13 @@ static int st_setup(vs_run_t *r, size_t max_bytes, void **state)
 
 static int st_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *probe, double *unit_ns)
 {
-    return r->rank == 0 ? vs_run_warm_units(r, send_window, state, bytes, n, probe, unit_ns, WHAT)
+    return r->leader ? vs_run_warm_units(r, send_window, state, bytes, n, probe, unit_ns, WHAT)
                         : vs_run_warm_units(r, recv_window, state, bytes, n, probe, unit_ns, WHAT);
 }
 
 static int st_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
-    return r->rank == 0 ? vs_run_time_units(r, send_window, state, bytes, batch, n, series[0], WHAT)
+    return r->leader ? vs_run_time_units(r, send_window, state, bytes, batch, n, series[0], WHAT)
                         : vs_run_time_units(r, recv_window, state, bytes, batch, n, series[0], WHAT);
 }
 
@@ -137,6 +138,16 @@ static void st_teardown(vs_run_t *r, void *state)
     free(p->sreq);
     free(p->rreq);
     free(p);
+}
+
+static long st_messages(const vs_options_t *o)
+{
+    return vs_pattern_window(o);
+}
+
+static long bi_messages(const vs_options_t *o)
+{
+    return 2 * vs_pattern_window(o);
 }
 
 static const vs_table_layout_t st_layout = {
@@ -188,6 +199,7 @@ const vs_pattern_t vs_pattern_stream = {
     .measure = st_measure,
     .teardown = st_teardown,
     .summarise = st_summarise,
+    .messages = st_messages,
 };
 
 const vs_pattern_t vs_pattern_bistream = {
@@ -202,4 +214,5 @@ const vs_pattern_t vs_pattern_bistream = {
     .measure = bi_measure,
     .teardown = st_teardown,
     .summarise = bi_summarise,
+    .messages = bi_messages,
 };

@@ -331,6 +331,37 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     vs_json_kstr(&j, "variant", o->variant);
     pattern_params_json(o, &j);
     vs_json_kint(&j, "ranks", r->size);
+    if (o->scan || r->npairs > 1) {
+        /* who measured with whom: every pair at once (fixed) or the scan's rounds */
+        vs_json_key(&j, "pairing");
+        vs_json_obj_begin(&j);
+        vs_json_kstr(&j, "kind", o->scan ? "round-robin" : "fixed");
+        vs_json_kstr(&j, "mode", o->scan ? (o->serial ? "scan-serial" : "scan") : "all-pairs-at-once");
+        vs_json_kint(&j, "pairs_per_round", r->size / 2);
+        vs_json_kint(&j, "rounds", o->scan ? r->size - 1 : 1);
+        if (o->scan) {
+            vs_json_kint(&j, "passes", o->passes);
+            vs_json_kbool(&j, "pinned_per_pair", o->serial);
+        }
+        if (o->scan) {
+            vs_json_kbool(&j, "shuffled", o->shuffle_pairs);
+            if (o->shuffle_pairs)
+                vs_json_kint(&j, "seed", (int64_t)o->method.seed);
+        } else {
+            vs_json_key(&j, "pairs");
+            vs_json_arr_begin(&j);
+            for (int k = 0; k < r->size; k++) {
+                if (r->partner[k] <= k)
+                    continue;
+                vs_json_arr_begin(&j);
+                vs_json_int(&j, k);
+                vs_json_int(&j, r->partner[k]);
+                vs_json_arr_end(&j);
+            }
+            vs_json_arr_end(&j);
+        }
+        vs_json_obj_end(&j);
+    }
     vs_json_key(&j, "hosts");
     vs_json_arr_begin(&j);
     for (int i = 0; i < r->size; i++)
@@ -458,12 +489,103 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
         vs_json_arr_end(&j);
     }
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
+    if (r->pair_ranks[0] >= 0) {
+        vs_json_key(&j, "pair");
+        vs_json_obj_begin(&j);
+        vs_json_key(&j, "ranks");
+        vs_json_arr_begin(&j);
+        vs_json_int(&j, r->pair_ranks[0]);
+        vs_json_int(&j, r->pair_ranks[1]);
+        vs_json_arr_end(&j);
+        if (r->hosts) {
+            const char *a = r->hosts + (size_t)r->pair_ranks[0] * r->host_len;
+            const char *b = r->hosts + (size_t)r->pair_ranks[1] * r->host_len;
+            vs_json_key(&j, "hosts");
+            vs_json_arr_begin(&j);
+            vs_json_str(&j, a);
+            vs_json_str(&j, b);
+            vs_json_arr_end(&j);
+            vs_json_kbool(&j, "same_host", !strcmp(a, b));
+        }
+        vs_json_obj_end(&j);
+    }
     if (r->drift && isfinite(r->drift_ns))
         vs_json_knum(&j, "drift_ns", r->drift_ns);
     validate_json(r, &j);
     visit_json(r->visit, &j);
     vs_json_obj_end(&j);
+    /* a size is completed once, however many pairs measured it */
+    int rc = vs_writer_record(r->writer, &j, r->pair_ranks[0] <= 0);
+    vs_json_free(&j);
+    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+}
+
+int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, size_t bytes, long warmup,
+                   const int64_t *samples, long n, uint64_t elapsed_ns)
+{
+    if (!r->writer)
+        return 0;
+    vs_json_t j;
+    vs_json_init(&j);
+    vs_json_obj_begin(&j);
+    vs_json_kstr(&j, "record", "pair");
+    vs_json_kint(&j, "pass", pass);
+    vs_json_kint(&j, "round", round);
+    if (slot >= 0)
+        vs_json_kint(&j, "slot", slot);
+    vs_json_key(&j, "ranks");
+    vs_json_arr_begin(&j);
+    vs_json_int(&j, a);
+    vs_json_int(&j, b);
+    vs_json_arr_end(&j);
+    if (r->hosts) {
+        const char *ha = r->hosts + (size_t)a * r->host_len, *hb = r->hosts + (size_t)b * r->host_len;
+        vs_json_key(&j, "hosts");
+        vs_json_arr_begin(&j);
+        vs_json_str(&j, ha);
+        vs_json_str(&j, hb);
+        vs_json_arr_end(&j);
+        vs_json_kbool(&j, "same_host", !strcmp(ha, hb));
+    }
+    vs_json_kint(&j, "bytes", (int64_t)bytes);
+    vs_json_kint(&j, "iterations", n);
+    vs_json_kint(&j, "warmup", warmup);
+    vs_json_key(&j, "samples_ns");
+    vs_json_arr_begin(&j);
+    for (long i = 0; i < n; i++)
+        vs_json_int(&j, samples[i]);
+    vs_json_arr_end(&j);
+    vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
+    vs_json_obj_end(&j);
     int rc = vs_writer_record(r->writer, &j, 1);
+    vs_json_free(&j);
+    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+}
+
+int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, double max_ns,
+                        double mean_ns, long round, long position)
+{
+    if (!r->writer)
+        return 0;
+    double per_pair = (double)messages_per_pair * (double)bytes;
+    vs_json_t j;
+    vs_json_init(&j);
+    vs_json_obj_begin(&j);
+    vs_json_kstr(&j, "record", "aggregate");
+    vs_json_kint(&j, "bytes", (int64_t)bytes);
+    vs_json_kint(&j, "pairs", pairs);
+    vs_json_kint(&j, "messages_per_pair", messages_per_pair);
+    vs_json_knum(&j, "elapsed_max_ns", max_ns);
+    vs_json_knum(&j, "elapsed_mean_ns", mean_ns);
+    /* every pair's bytes over the slowest pair's time: what all of them moved at once */
+    vs_json_knum(&j, "bandwidth_MBps", max_ns > 0 ? per_pair * pairs / max_ns * 1e3 : NAN);
+    vs_json_knum(&j, "message_rate", max_ns > 0 ? (double)messages_per_pair * pairs / max_ns * 1e9 : NAN);
+    /* osu_mbw_mr's figure: the same bytes over the mean of the pairs' times */
+    vs_json_knum(&j, "mean_time_bandwidth_MBps", mean_ns > 0 ? per_pair * pairs / mean_ns * 1e3 : NAN);
+    vs_json_kint(&j, "round", round);
+    vs_json_kint(&j, "position", position);
+    vs_json_obj_end(&j);
+    int rc = vs_writer_record(r->writer, &j, 0);
     vs_json_free(&j);
     return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
 }

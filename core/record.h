@@ -44,6 +44,17 @@ void vs_record_topology(const vs_placement_t *p, vs_json_t *j);
 int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
                    int64_t *const *series, long n, uint64_t elapsed_ns);
 
+/* The aggregate of all pairs at one visit of a size (rank 0, more than one
+ * pair): bandwidth and message rate of every pair's bytes over the slowest
+ * pair's time, and over the mean time (osu_mbw_mr's figure). */
+/* One pair of an all-pairs scan at one size (rank 0): the "pair" record.
+ * slot: the pair's turn within its round with --serial, else -1. */
+int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, size_t bytes, long warmup,
+                   const int64_t *samples, long n, uint64_t elapsed_ns);
+
+int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, double max_ns,
+                        double mean_ns, long round, long position);
+
 /* The last record: how the run ended (the writer's vs_writer_end_fn). */
 void vs_record_end(vs_json_t *j, const vs_writer_end_t *end);
 
