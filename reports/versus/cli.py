@@ -82,9 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .campaign import add_parser as add_campaign
     from .report import add_parser as add_report
     from .lab import add_parser as add_lab
+    from .scan import add_parser as add_scan
     add_campaign(sub)
     add_report(sub)
     add_lab(sub)
+    add_scan(sub)
     return p
 
 

@@ -42,6 +42,23 @@ class SizeRecord:
     # record of this size failed; `validation` is the first failure's details.
     valid: bool | None = None
     validation: dict | None = None
+    pair: tuple[int, int] | None = None   # the pair that measured it, when every pair ran at once
+
+
+@dataclass
+class PairRecord:
+    """One pair of an all-pairs scan at one size (a `pair` record)."""
+    ranks: tuple[int, int]
+    hosts: tuple[str, str]
+    same_host: bool
+    bytes: int
+    samples_ns: np.ndarray
+    pass_: int = 0
+    round: int = 0
+
+    @property
+    def median_ns(self) -> float:
+        return float(np.median(self.samples_ns))
 
 
 @dataclass
@@ -55,6 +72,8 @@ class Run:
     # The name a campaign gave this run's configuration (its manifest's
     # config_id), when known; part of what identifies the configuration.
     config_name: str | None = None
+    pairs: list[PairRecord] = field(default_factory=list)     # an all-pairs scan's records
+    aggregates: list[dict] = field(default_factory=list)      # every pair at once: per size visit
 
     @property
     def complete(self) -> bool:
@@ -117,7 +136,8 @@ class Run:
         if prov:
             name += "/" + str(prov)
         pat = self.pattern + ("/" + self.variant if self.variant else "")
-        return f"{name} {pat}"
+        pair = self.record.get("pair_ranks")
+        return f"{name} {pat}" + (f" pair {pair[0]}-{pair[1]}" if pair else "")
 
     def config_key(self) -> tuple:
         """What identifies a configuration; launches of one configuration share it
@@ -197,7 +217,43 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
                       int(obj.get("round", 0) or 0), int(position) if isinstance(position, int) else None,
                       int(obj.get("pass", 0) or 0), obj.get("stop") if isinstance(obj.get("stop"), str) else None,
                       float(precision) if isinstance(precision, (int, float)) else None,
-                      1, valid, validation if valid is False else None)
+                      1, valid, validation if valid is False else None, _pair_of(obj.get("pair"), where))
+
+
+def _pair_of(p: Any, where: str) -> tuple[int, int] | None:
+    if p is None:
+        return None
+    ranks = p.get("ranks") if isinstance(p, dict) else None
+    if not (isinstance(ranks, list) and len(ranks) == 2 and all(isinstance(x, int) and x >= 0 for x in ranks)):
+        raise InputError(f"{where}: 'pair' must be an object with 'ranks': [a, b]")
+    return (ranks[0], ranks[1])
+
+
+def _pair_record(obj: dict[str, Any], where: str) -> PairRecord:
+    ranks = _pair_of(obj, where)
+    b = obj.get("bytes")
+    if ranks is None or not isinstance(b, int) or isinstance(b, bool) or b < 0:
+        raise InputError(f"{where}: pair record without valid 'ranks' and 'bytes'")
+    samples = _int_array(obj.get("samples_ns"), where, "samples_ns")
+    if samples.size == 0 or samples.min() < 0:
+        raise InputError(f"{where}: pair record needs non-negative samples")
+    hosts = obj.get("hosts") if isinstance(obj.get("hosts"), list) and len(obj.get("hosts")) == 2 else ["?", "?"]
+    return PairRecord(ranks, (str(hosts[0]), str(hosts[1])), bool(obj.get("same_host", hosts[0] == hosts[1])),
+                      b, samples, int(obj.get("pass", 0) or 0), int(obj.get("round", 0) or 0))
+
+
+def split_pairs(run: Run) -> list[Run]:
+    """A run of every pair at once as one run per pair (the size records of one pair
+    each), labelled with the pair; any other run as itself."""
+    pairs = sorted({s.pair for s in run.sizes if s.pair is not None})
+    if not pairs:
+        return [run]
+    out = []
+    for p in pairs:
+        rec = dict(run.record, pair_ranks=list(p))
+        out.append(Run(run.source, rec, [s for s in run.sizes if s.pair == p], run.end, list(run.warnings),
+                       run.config_name, [], run.aggregates))
+    return out
 
 
 def load_file(path: str | Path) -> list[Run]:
@@ -248,6 +304,10 @@ def load_file(path: str | Path) -> list[Run]:
                 cur.warnings.append(f"{where}: size {rec.bytes} has no samples; ignored")
             else:
                 cur.sizes.append(rec)
+        elif kind == "pair":
+            cur.pairs.append(_pair_record(obj, where))
+        elif kind == "aggregate":
+            cur.aggregates.append(obj)
         elif kind == "end":
             cur.end = obj
             if obj.get("status") != "ok":
@@ -258,6 +318,7 @@ def load_file(path: str | Path) -> list[Run]:
             cur.warnings.append(f"{where}: unknown record type {kind!r}; ignored")
     if not runs:
         raise InputError(f"{name}: no 'run' record (empty or not a versus result file)")
+    runs = [p for r in runs for p in split_pairs(r)]
     for r in runs:
         if r.end is None:
             r.warnings.append(f"{name}: no 'end' record: the run was cut short; marked incomplete")
@@ -334,13 +395,14 @@ def configuration_key(run: Run) -> tuple:
             json.dumps(t.get("options") or {}, sort_keys=True, default=str),
             json.dumps(env, sort_keys=True, default=str), run.pattern, run.variant,
             json.dumps(rec.get("pattern_params") or {}, sort_keys=True, default=str),
-            rec.get("ranks"), len(set(map(str, hosts))), _placement_key(rec.get("placement")))
+            rec.get("ranks"), len(set(map(str, hosts))), _placement_key(rec.get("placement")),
+            json.dumps(rec.get("pair_ranks")))
 
 
 def describe_difference(a: Run, b: Run) -> str:
     """Which parts of the configuration key two runs differ in (for messages)."""
     names = ("configuration name", "transport", "provider", "options", "environment", "pattern",
-             "variant", "pattern parameters", "ranks", "number of hosts", "placement")
+             "variant", "pattern parameters", "ranks", "number of hosts", "placement", "pair")
     ka, kb = configuration_key(a), configuration_key(b)
     return ", ".join(n for n, x, y in zip(names, ka, kb) if x != y)
 

@@ -1,0 +1,63 @@
+"""The scan's verdicts on synthetic pair records with a known truth: four hosts,
+one rank each, 2 or 3 passes, lognormal scatter of a few per cent."""
+import numpy as np
+from versus.load import PairRecord, Run
+from versus.scan import analyse, summary_text
+
+HOSTS = ["box-a", "box-b", "box-c", "box-d"]
+
+
+def scan(slow=lambda a, b, k: 1.0, passes=2, ranks=4, hosts=HOSTS, seed=0, noise=0.03, sizes=(8, 1 << 20)):
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for k in range(passes):
+        for a in range(ranks):
+            for b in range(a + 1, ranks):
+                for n in sizes:
+                    base = 20000 + n * 0.1
+                    s = base * slow(a, b, k) * np.exp(rng.normal(0, noise, 20))
+                    pairs.append(PairRecord((a, b), (hosts[a], hosts[b]), hosts[a] == hosts[b], n,
+                                            s.astype(np.int64), k, 0))
+    return Run("synthetic", {"ranks": ranks}, [], None, pairs=pairs)
+
+
+def test_an_even_scan_names_nothing_in_many_seeds():
+    for seed in range(50):
+        for sc in analyse(scan(seed=seed)):
+            assert not sc.bad_hosts and not sc.bad_links, (seed, sc.to_dict())
+
+
+def test_a_slow_host_is_named_and_only_it():
+    run = scan(slow=lambda a, b, k: 3.0 if 3 in (a, b) else 1.0)
+    for sc in analyse(run):
+        assert sc.bad_hosts == ["box-d"] and sc.bad_links == []
+    assert "host box-d is slow with every partner" in " ".join(summary_text(run, analyse(run)))
+
+
+def test_a_slow_link_is_named_and_no_host():
+    run = scan(slow=lambda a, b, k: 2.0 if (a, b) == (1, 2) else 1.0)
+    for sc in analyse(run):
+        assert sc.bad_hosts == [] and sc.bad_links == [(1, 2)]
+    assert "the link box-b–box-c (ranks 1-2)" in " ".join(summary_text(run, analyse(run)))
+
+
+def test_a_pair_slow_in_one_pass_only_is_noise():
+    run = scan(slow=lambda a, b, k: 4.0 if (a, b) == (0, 1) and k == 1 else 1.0, passes=3)
+    for sc in analyse(run):
+        assert sc.bad_links == [] and sc.bad_hosts == [] and sc.noise == [(0, 1)]
+
+
+def test_one_pass_calls_nothing_and_says_why():
+    run = scan(slow=lambda a, b, k: 3.0 if 3 in (a, b) else 1.0, passes=1)
+    scans = analyse(run)
+    assert all(not sc.bad_hosts and not sc.bad_links for sc in scans)
+    assert "one pass" in summary_text(run, scans)[0]
+
+
+def test_pairs_on_one_host_are_scaled_apart_from_pairs_between_hosts():
+    # 8 ranks on two hosts: shared memory is 50 times faster than the network; nothing is slow
+    hosts = ["n1"] * 4 + ["n2"] * 4
+    run = scan(slow=lambda a, b, k: 1.0 if (a < 4) != (b < 4) else 0.02, ranks=8, hosts=hosts)
+    for sc in analyse(run):
+        assert not sc.bad_hosts and not sc.bad_links
+        assert sc.typical_us[True] < sc.typical_us[False] / 10
