@@ -13,6 +13,7 @@
 #include "precision.h"
 #include "record.h"
 #include "schedule.h"
+#include "table_layout.h"
 #include "validate.h"
 
 enum { MAX_BATCH = 100000, REWARM_DIV = 10, RESYNC_UNITS = 2 };
@@ -101,8 +102,7 @@ static long quota(long iters, long rounds, long v)
     return iters / rounds + (v < iters % rounds ? 1 : 0);
 }
 
-static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns, long round,
-                        long position);
+static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns);
 
 static int visit(driver_t *d, size_state_t *st, long round)
 {
@@ -204,7 +204,7 @@ static int visit(driver_t *d, size_state_t *st, long round)
                     .stop = st->done ? vs_stop_name(stop) : NULL};
     r->visit = &v;
     if (r->npairs > 1) {
-        rc = pairs_record(d, st, first, warm, visit_ns, round, position);
+        rc = pairs_record(d, st, first, warm, visit_ns);
     } else if (r->rank == 0) {
         int64_t *rec[VS_MAX_SERIES];
         for (int k = 0; k < d->n_series; k++)
@@ -225,28 +225,47 @@ static int visit(driver_t *d, size_state_t *st, long round)
     return 0;
 }
 
-static vs_aggregate_t *aggregate_for(vs_run_t *r, size_t bytes)
+/* The aggregate's running totals per size, in a table row's columns (added over
+ * the size's visits; vs_driver_aggregate_table turns them into figures). */
+enum { AGG_BYTES, AGG_MESSAGES, AGG_MAX_NS, AGG_MEAN_NS, AGG_SLOWEST_BPS };
+
+static vs_table_row_t *aggregate_row(vs_run_t *r, size_t bytes)
 {
-    for (size_t i = 0; i < r->n_agg; i++)
-        if (r->agg[i].bytes == bytes)
-            return &r->agg[i];
-    if (r->n_agg == r->cap_agg) {
-        size_t cap = r->cap_agg ? 2 * r->cap_agg : 32;
-        vs_aggregate_t *a = realloc(r->agg, cap * sizeof *a);
-        if (!a)
-            return NULL;
-        r->agg = a;
-        r->cap_agg = cap;
+    for (size_t i = 0; i < r->agg.n; i++)
+        if (r->agg.rows[i].bytes == bytes)
+            return &r->agg.rows[i];
+    vs_table_row_t *row = vs_table_append(&r->agg, bytes);
+    if (row)
+        row->col[AGG_SLOWEST_BPS] = INFINITY;
+    return row;
+}
+
+static const vs_table_layout_t aggregate_layout = {
+    .legend = "every pair at once: all pairs' bytes (messages) over the slowest pair's time; osu_mbw_mr divides "
+              "by the mean time instead (1 MB = 1e6 B)",
+    .ncol = 4,
+    .head = {"Aggregate [MB/s]", "Rate [msg/s]", "Mean-time [MB/s]", "Slowest pair [MB/s]"},
+    .decimals = {2, 0, 2, 2},
+};
+
+int vs_driver_aggregate_table(const vs_run_t *r, vs_table_t *out)
+{
+    for (size_t i = 0; i < r->agg.n; i++) {
+        const double *c = r->agg.rows[i].col;
+        double col[4] = {c[AGG_BYTES] / c[AGG_MAX_NS] * 1e3, c[AGG_MESSAGES] / c[AGG_MAX_NS] * 1e9,
+                         c[AGG_BYTES] / c[AGG_MEAN_NS] * 1e3,
+                         isfinite(c[AGG_SLOWEST_BPS]) ? c[AGG_SLOWEST_BPS] / 1e6 : NAN};
+        int rc = vs_table_add_row(out, &aggregate_layout, r->agg.rows[i].bytes, col);
+        if (rc)
+            return rc;
     }
-    r->agg[r->n_agg] = (vs_aggregate_t){.bytes = bytes, .slowest_pair_Bps = INFINITY};
-    return &r->agg[r->n_agg++];
+    return 0;
 }
 
 /* More than one pair: every leader's samples of this visit and its measuring
  * time go to rank 0 (collective), which writes a size record per pair, then
  * the aggregate record of all pairs. */
-static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns, long round,
-                        long position)
+static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns)
 {
     vs_run_t *r = d->r;
     long n = st->n - first;
@@ -286,16 +305,16 @@ static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, ui
     r->pair_ranks[0] = r->pair_ranks[1] = -1;
     if (rc)
         return rc;
-    vs_aggregate_t *a = aggregate_for(r, st->bytes);
+    vs_table_row_t *a = aggregate_row(r, st->bytes);
     if (!a)
         return vs_run_fail(r, -ENOMEM, "cannot allocate the aggregate table");
-    a->moved_bytes += msgs * (double)st->bytes * pairs;
-    a->messages += msgs * pairs;
-    a->max_ns += max_ns;
-    a->sum_ns += sum_ns / pairs;
-    if (slowest < a->slowest_pair_Bps)
-        a->slowest_pair_Bps = slowest;
-    return vs_record_aggregate(r, st->bytes, pairs, (long)msgs, max_ns, sum_ns / pairs, round, position);
+    a->col[AGG_BYTES] += msgs * (double)st->bytes * pairs;
+    a->col[AGG_MESSAGES] += msgs * pairs;
+    a->col[AGG_MAX_NS] += max_ns;
+    a->col[AGG_MEAN_NS] += sum_ns / pairs;
+    if (slowest < a->col[AGG_SLOWEST_BPS])
+        a->col[AGG_SLOWEST_BPS] = slowest;
+    return vs_record_aggregate(r, st->bytes, pairs, (long)msgs, max_ns, sum_ns / pairs);
 }
 
 static int add_sizes(driver_t *d, const size_t *v, size_t n, int pass)

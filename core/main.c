@@ -178,54 +178,48 @@ static int world_check(session_t *s)
     return EXIT_USAGE;
 }
 
-/* Who measures with whom.  Two ranks: 0 leads, 1 answers.  More (even): every
- * pair at once, rank i with i + N/2 (fixed pairing), or the scan's rounds.
- * Every rank needs the same seed (a drawn one differs per process when the
- * launcher started them): rank 0's is taken by all. */
+/* Every rank takes rank 0's seed: a drawn one differs per process when the
+ * launcher started them (each parsed its own options), and a shuffled order or
+ * schedule must be the same on all. */
+static int agree_on_seed(session_t *s)
+{
+    long seed = (long)s->o->method.seed;
+    if (vs_run_bcast_long(&s->r, &seed))
+        return EXIT_FAIL;
+    ((vs_options_t *)s->o)->method.seed = (uint64_t)seed; /* the options are this process's own */
+    return EXIT_OK;
+}
+
+/* Who measures with whom (pairing.h): every pair at once, rank i with i + N/2
+ * (two ranks: 0 leads, 1 answers), or the scan's rounds (scan.c sets the
+ * partners round by round). */
 static int pair_up(session_t *s, const vs_pattern_t *pat)
 {
     const vs_options_t *o = s->o;
     vs_run_t *r = &s->r;
     char err[256] = "";
-    long seed = (long)o->method.seed;
-    if (vs_run_bcast_long(r, &seed))
-        return EXIT_FAIL;
-    ((vs_options_t *)o)->method.seed = (uint64_t)seed; /* the options are this process's own */
+    const char *refuse = r->size % 2 ? "pairs need an even number of ranks (each rank in one pair)"
+                         : o->scan || r->size == 2 ? NULL
+                         : !pat->messages ? "this pattern measures one pair of ranks; run it with 2 ranks, or use "
+                                            "pingpong, stream or bistream for every pair at once"
+                         : o->validate    ? "--validate checks one pair of ranks; run it with 2 ranks"
+                                          : NULL;
+    if (refuse) {
+        if (r->rank == 0)
+            fprintf(stderr, "versus-run: %s with %d ranks: %s\n", pat->name, r->size, refuse);
+        return EXIT_USAGE;
+    }
     r->pair_ranks[0] = r->pair_ranks[1] = -1;
-    r->npairs = 1;
-    if (r->size == 2 && !o->scan) {
-        r->peer = 1 - r->rank;
-        r->leader = r->rank == 0;
-        return EXIT_OK;
-    }
-    const char *why = r->size % 2 ? "an even number of ranks (each rank in one pair)" : NULL;
-    if (!o->scan && !pat->messages) {
-        if (r->rank == 0)
-            fprintf(stderr, "versus-run: pattern %s measures one pair of ranks; run it with 2 ranks, or use "
-                            "pingpong, stream or bistream for every pair at once\n", pat->name);
-        return EXIT_USAGE;
-    }
-    if (!o->scan && o->validate) {
-        if (r->rank == 0)
-            fprintf(stderr, "versus-run: --validate checks one pair of ranks; run it with 2 ranks\n");
-        return EXIT_USAGE;
-    }
-    if (why) {
-        if (r->rank == 0)
-            fprintf(stderr, "versus-run: %s with %d ranks: pairs need %s\n",
-                    o->scan ? "the scan" : "every pair at once", r->size, why);
-        return EXIT_USAGE;
-    }
     vs_pairing_kind_t kind = o->scan ? VS_PAIRING_ROUND_ROBIN : VS_PAIRING_FIXED;
-    if (vs_pairing_init(&s->pairing, kind, r->size, o->scan && o->shuffle_pairs ? (uint64_t)seed : 0, err,
+    if (vs_pairing_init(&s->pairing, kind, r->size, o->scan && o->shuffle_pairs ? o->method.seed : 0, err,
                         sizeof err)) {
         fprintf(stderr, "versus-run: rank %d: %s\n", r->rank, err[0] ? err : "cannot set up the pairs");
         return EXIT_USAGE;
     }
-    if (o->scan) {
-        r->peer = -1;
+    r->npairs = 1;
+    r->peer = -1;
+    if (o->scan)
         return EXIT_OK;
-    }
     if (!(s->partner = calloc((size_t)r->size, sizeof *s->partner)))
         return EXIT_FAIL;
     for (int k = 0; k < r->size; k++)
@@ -294,7 +288,8 @@ static int meet(session_t *s)
                 pat->name, pat->min_ranks, r->size);
         return EXIT_USAGE;
     }
-    return pair_up(s, pat);
+    int code = agree_on_seed(s);
+    return code ? code : pair_up(s, pat);
 }
 
 /* Ranks 0 and 1 on different hosts that talk through shared memory measure one
@@ -383,23 +378,6 @@ static int prepare(session_t *s)
     return EXIT_OK;
 }
 
-/* Every pair at once: the aggregate per size, after the pattern's table (of
- * rank 0's pair). */
-static void aggregate_print(const vs_run_t *r, FILE *out)
-{
-    fprintf(out, "# all %d pairs at once (rank i with rank i + %d): every pair's bytes over the slowest pair's "
-                 "time; osu_mbw_mr divides by the mean time instead (1 MB = 1e6 B)\n",
-            r->npairs, r->size / 2);
-    fprintf(out, "%-12s %18s %16s %22s %22s\n", "# Size", "Aggregate [MB/s]", "Rate [msg/s]", "Mean-time [MB/s]",
-            "Slowest pair [MB/s]");
-    for (size_t i = 0; i < r->n_agg; i++) {
-        const vs_aggregate_t *a = &r->agg[i];
-        fprintf(out, "%-12zu %18.2f %16.0f %22.2f %22.2f\n", a->bytes, a->max_ns > 0 ? a->moved_bytes / a->max_ns * 1e3 : 0,
-                a->max_ns > 0 ? a->messages / a->max_ns * 1e9 : 0, a->sum_ns > 0 ? a->moved_bytes / a->sum_ns * 1e3 : 0,
-                isfinite(a->slowest_pair_Bps) ? a->slowest_pair_Bps / 1e6 : 0);
-    }
-}
-
 /* Phase 4, measure: the pattern over the schedule, the end record, the table. */
 static int measure(session_t *s)
 {
@@ -448,8 +426,10 @@ static int measure(session_t *s)
             vs_scan_print(r, s->slow, o->sizes.n, title, stdout);
         else if (!o->scan)
             vs_table_print(&s->table, stdout, title);
-        if (r->npairs > 1)
-            aggregate_print(r, stdout);
+        vs_table_t agg = {0};
+        if (r->npairs > 1 && !vs_driver_aggregate_table(r, &agg))
+            vs_table_print(&agg, stdout, "all pairs at once");
+        vs_table_free(&agg);
         if (!o->out)
             fprintf(stderr, "versus-run: raw samples not saved (use --out FILE.jsonl)\n");
     }
@@ -468,7 +448,7 @@ static void finish(session_t *s)
     free(s->partner);
     free(s->slow);
     free(s->r.gathered);
-    free(s->r.agg);
+    vs_table_free(&s->r.agg);
     vs_pairing_free(&s->pairing);
     vs_table_free(&s->table);
     vs_writer_close(s->writer);

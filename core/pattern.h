@@ -41,8 +41,7 @@ typedef struct vs_run {
     size_t gathered_cap;
     long pass;              /* the scan's pass over its schedule */
     int pair_ranks[2];      /* the pair a size record is written for; [0] = -1: the run's only pair */
-    struct vs_aggregate *agg; /* rank 0, more than one pair: per size totals for the table */
-    size_t n_agg, cap_agg;
+    vs_table_t agg;         /* rank 0, more than one pair: per size totals over the visits (driver.c) */
     struct vs_drift *drift; /* placement drift probe, when ranks 0 and 1 share a host */
     double drift_ns;        /* its last reading (cache-line round trip), NaN if none */
     char err[512];         /* why the pattern failed */
@@ -78,21 +77,17 @@ typedef struct vs_pattern {
     long (*messages)(const vs_options_t *o);
 } vs_pattern_t;
 
-/* The aggregate of every pair at one size (rank 0, more than one pair): the
- * bytes and messages all pairs moved, the slowest pair's measuring time and the
- * sum of the pairs' times, added over the size's visits. */
-typedef struct vs_aggregate {
-    size_t bytes;
-    double moved_bytes, messages, max_ns, sum_ns;
-    double slowest_pair_Bps;
-} vs_aggregate_t;
-
 /* Every rank gives `count` int64 values; rank 0 finds rank k's at
  * r->gathered + k * count (out-of-band, through the bootstrap). */
 int vs_run_gather(vs_run_t *r, const int64_t *mine, size_t count);
 
 /* Run pattern p over r->opt's schedule (driver.c). */
 int vs_driver_run(vs_run_t *r, const vs_pattern_t *p);
+
+/* More than one pair (rank 0): the aggregate per size as a table to print
+ * (bandwidth and rate over the slowest pair's time, over the mean time, and the
+ * slowest pair's own bandwidth). */
+int vs_driver_aggregate_table(const vs_run_t *r, vs_table_t *out);
 
 extern const vs_pattern_t *const vs_patterns[]; /* NULL-terminated */
 const vs_pattern_t *vs_pattern_find(const char *name);

@@ -342,8 +342,6 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
         if (o->scan) {
             vs_json_kint(&j, "passes", o->passes);
             vs_json_kbool(&j, "pinned_per_pair", o->serial);
-        }
-        if (o->scan) {
             vs_json_kbool(&j, "shuffled", o->shuffle_pairs);
             if (o->shuffle_pairs)
                 vs_json_kint(&j, "seed", (int64_t)o->method.seed);
@@ -468,6 +466,33 @@ static void visit_json(const vs_visit_t *v, vs_json_t *j)
         vs_json_kstr(j, "stop", v->stop);
 }
 
+/* Write a finished record (counts_size: it completes a size, for the end record). */
+static int emit(vs_run_t *r, vs_json_t *j, int counts_size)
+{
+    int rc = vs_writer_record(r->writer, j, counts_size);
+    vs_json_free(j);
+    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+}
+
+/* "ranks", "hosts" and "same_host" of the pair a, b. */
+static void pair_json(const vs_run_t *r, int a, int b, vs_json_t *j)
+{
+    vs_json_key(j, "ranks");
+    vs_json_arr_begin(j);
+    vs_json_int(j, a);
+    vs_json_int(j, b);
+    vs_json_arr_end(j);
+    if (!r->hosts)
+        return;
+    const char *ha = r->hosts + (size_t)a * r->host_len, *hb = r->hosts + (size_t)b * r->host_len;
+    vs_json_key(j, "hosts");
+    vs_json_arr_begin(j);
+    vs_json_str(j, ha);
+    vs_json_str(j, hb);
+    vs_json_arr_end(j);
+    vs_json_kbool(j, "same_host", !strcmp(ha, hb));
+}
+
 int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
                    int64_t *const *series, long n, uint64_t elapsed_ns)
 {
@@ -492,21 +517,7 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
     if (r->pair_ranks[0] >= 0) {
         vs_json_key(&j, "pair");
         vs_json_obj_begin(&j);
-        vs_json_key(&j, "ranks");
-        vs_json_arr_begin(&j);
-        vs_json_int(&j, r->pair_ranks[0]);
-        vs_json_int(&j, r->pair_ranks[1]);
-        vs_json_arr_end(&j);
-        if (r->hosts) {
-            const char *a = r->hosts + (size_t)r->pair_ranks[0] * r->host_len;
-            const char *b = r->hosts + (size_t)r->pair_ranks[1] * r->host_len;
-            vs_json_key(&j, "hosts");
-            vs_json_arr_begin(&j);
-            vs_json_str(&j, a);
-            vs_json_str(&j, b);
-            vs_json_arr_end(&j);
-            vs_json_kbool(&j, "same_host", !strcmp(a, b));
-        }
+        pair_json(r, r->pair_ranks[0], r->pair_ranks[1], &j);
         vs_json_obj_end(&j);
     }
     if (r->drift && isfinite(r->drift_ns))
@@ -515,9 +526,7 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
     visit_json(r->visit, &j);
     vs_json_obj_end(&j);
     /* a size is completed once, however many pairs measured it */
-    int rc = vs_writer_record(r->writer, &j, r->pair_ranks[0] <= 0);
-    vs_json_free(&j);
-    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+    return emit(r, &j, r->pair_ranks[0] <= 0);
 }
 
 int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, size_t bytes, long warmup,
@@ -533,20 +542,7 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     vs_json_kint(&j, "round", round);
     if (slot >= 0)
         vs_json_kint(&j, "slot", slot);
-    vs_json_key(&j, "ranks");
-    vs_json_arr_begin(&j);
-    vs_json_int(&j, a);
-    vs_json_int(&j, b);
-    vs_json_arr_end(&j);
-    if (r->hosts) {
-        const char *ha = r->hosts + (size_t)a * r->host_len, *hb = r->hosts + (size_t)b * r->host_len;
-        vs_json_key(&j, "hosts");
-        vs_json_arr_begin(&j);
-        vs_json_str(&j, ha);
-        vs_json_str(&j, hb);
-        vs_json_arr_end(&j);
-        vs_json_kbool(&j, "same_host", !strcmp(ha, hb));
-    }
+    pair_json(r, a, b, &j);
     vs_json_kint(&j, "bytes", (int64_t)bytes);
     vs_json_kint(&j, "iterations", n);
     vs_json_kint(&j, "warmup", warmup);
@@ -557,13 +553,11 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     vs_json_arr_end(&j);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     vs_json_obj_end(&j);
-    int rc = vs_writer_record(r->writer, &j, 1);
-    vs_json_free(&j);
-    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+    return emit(r, &j, 1);
 }
 
 int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, double max_ns,
-                        double mean_ns, long round, long position)
+                        double mean_ns)
 {
     if (!r->writer)
         return 0;
@@ -582,12 +576,9 @@ int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_
     vs_json_knum(&j, "message_rate", max_ns > 0 ? (double)messages_per_pair * pairs / max_ns * 1e9 : NAN);
     /* osu_mbw_mr's figure: the same bytes over the mean of the pairs' times */
     vs_json_knum(&j, "mean_time_bandwidth_MBps", mean_ns > 0 ? per_pair * pairs / mean_ns * 1e3 : NAN);
-    vs_json_kint(&j, "round", round);
-    vs_json_kint(&j, "position", position);
+    visit_json(r->visit, &j);
     vs_json_obj_end(&j);
-    int rc = vs_writer_record(r->writer, &j, 0);
-    vs_json_free(&j);
-    return rc ? vs_run_fail(r, rc, "cannot write the results file") : 0;
+    return emit(r, &j, 0);
 }
 
 /* ---- the end record ---- */

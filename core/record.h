@@ -53,7 +53,7 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
                    const int64_t *samples, long n, uint64_t elapsed_ns);
 
 int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, double max_ns,
-                        double mean_ns, long round, long position);
+                        double mean_ns);
 
 /* The last record: how the run ended (the writer's vs_writer_end_fn). */
 void vs_record_end(vs_json_t *j, const vs_writer_end_t *end);

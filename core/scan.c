@@ -17,6 +17,7 @@
 #include "pairing.h"
 #include "pattern.h"
 #include "record.h"
+#include "table_layout.h"
 #include "scan.h"
 #include "timer.h"
 
@@ -30,12 +31,6 @@ typedef struct scan {
     long max_n, max_warm;
     vs_scan_slowest_t *slow; /* per size: the slowest pairs so far (rank 0) */
 } scan_t;
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Keep the pair among the VS_SCAN_SLOWEST slowest medians of its size. */
 static void keep_slowest(vs_scan_slowest_t *s, int a, int b, long round, double median_ns)
@@ -91,11 +86,7 @@ static int scan_size(scan_t *c, size_t si, long round, long slot)
             continue;
         const int64_t *blk = r->gathered + (size_t)l * count;
         rc = vs_record_pair(r, r->pass, round, slot, l, b, bytes, warm, blk + 1, n, (uint64_t)blk[0]);
-        /* the median for the table, on a copy */
-        memcpy(c->samples, blk + 1, (size_t)n * sizeof *c->samples);
-        qsort(c->samples, (size_t)n, sizeof *c->samples, cmp_i64);
-        double med = n % 2 ? (double)c->samples[n / 2] : 0.5 * (double)(c->samples[n / 2 - 1] + c->samples[n / 2]);
-        keep_slowest(&c->slow[si], l, b, round, med);
+        keep_slowest(&c->slow[si], l, b, round, vs_series_median(blk + 1, n));
     }
     return rc;
 }
