@@ -178,6 +178,9 @@ static int bind_and_verify(const vs_placement_t *p, const vs_topo_t *topo, vs_ra
 static void relate(vs_placement_t *p, const vs_topo_t *topo)
 {
     char w[512];
+    /* more ranks than cores: every pair would be named; the first few are, then a count */
+    enum { SHARED_NAMED = 3 };
+    int shared = 0;
     for (int i = 0; i < p->size; i++)
         for (int j = i + 1; j < p->size; j++) {
             const vs_rank_place_t *a = &p->ranks[i], *b = &p->ranks[j];
@@ -191,7 +194,7 @@ static void relate(vs_placement_t *p, const vs_topo_t *topo)
             }
             if (vs_cpuset_parse(a->cpus_after, &sa) == 0 && vs_cpuset_parse(b->cpus_after, &sb) == 0) {
                 CPU_AND(&both, &sa, &sb);
-                if (CPU_COUNT(&both) > 0) {
+                if (CPU_COUNT(&both) > 0 && ++shared <= SHARED_NAMED) {
                     char l[128];
                     vs_cpuset_format(&both, l, sizeof l);
                     snprintf(w, sizeof w, "ranks %d and %d may run on the same CPU%s %s: they compete "
@@ -200,6 +203,10 @@ static void relate(vs_placement_t *p, const vs_topo_t *topo)
                 }
             }
         }
+    if (shared > SHARED_NAMED) {
+        snprintf(w, sizeof w, "and %d more pairs of ranks may run on the same CPUs", shared - SHARED_NAMED);
+        append_line(p->warnings, sizeof p->warnings, w);
+    }
     int two_hosts = p->size >= 2 && strcmp(p->ranks[0].prov.host, p->ranks[1].prov.host) != 0;
     snprintf(p->relation, sizeof p->relation, "%s", p->size < 2 ? "self" : two_hosts ? "cross-node" : "none");
     p->relation_exact = 1;

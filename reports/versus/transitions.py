@@ -416,6 +416,11 @@ def _strength(t: Transition) -> float:
     return abs(t.effect_rel) if t.effect_rel is not None else abs(t.jump_us)
 
 
+def _in_window(trans: list[Transition], used: set[int], lo: float, hi: float) -> list[int]:
+    """The transitions not yet named whose gap (after_bytes, before_bytes] meets [lo, hi)."""
+    return [i for i, t in enumerate(trans) if i not in used and t.after_bytes < hi and t.before_bytes >= lo]
+
+
 def threshold_notes(attrs: dict) -> dict[str, str]:
     """What a recorded threshold means, where the run record says more than its value: the
     packet step (a message's payload needs a second TCP segment) names its path."""
@@ -438,9 +443,7 @@ def attribute(trans: list[Transition], thresholds: dict[str, int],
     used: set[int] = set()
     matched: set[int] = set()
     for val, names in threshold_candidates(thresholds):
-        lo_w, hi_w = match_window(val, tolerance)
-        near = [i for i, t in enumerate(trans) if i not in used
-                and t.after_bytes < hi_w and t.before_bytes >= lo_w]
+        near = _in_window(trans, used, *match_window(val, tolerance))
         down_ok = any(n in FASTER_ABOVE for n in names)
         steps = [i for i in near if trans[i].kind == "step" and (trans[i].jump_us > 0 or down_ok)]
         slopes = [i for i in near if trans[i].kind == "slope"]
@@ -483,9 +486,8 @@ def attribute_copy(trans: list[Transition], copy: dict[str, int], tolerance: flo
     used = {i for i, t in enumerate(trans) if t.threshold or t.settles}
     for name, val in sorted(copy.items(), key=lambda kv: kv[1]):
         slack = COPY_WINDOW_BYTES + max(tolerance * val, 1.0)
-        near = [i for i, t in enumerate(trans) if i not in used
-                and t.after_bytes < val + slack and t.before_bytes >= val - slack
-                and (t.kind == "slope" or t.jump_us > 0)]
+        near = [i for i in _in_window(trans, used, val - slack, val + slack)
+                if trans[i].kind == "slope" or trans[i].jump_us > 0]
         pick = max(near, key=lambda i: _strength(trans[i]), default=None)
         if pick is None:
             continue
