@@ -59,7 +59,7 @@ int vs_placement_check_args(const vs_placement_req_t *req, char *err, size_t err
 {
     if (req->policy && !vs_topo_policy_known(req->policy)) {
         snprintf(err, errlen, "unknown --placement '%s' (auto, same-core, same-l2, same-l3, same-package, "
-                 "cross-numa, cross-package, cross-node)", req->policy);
+                 "cross-numa, cross-package, cross-node, none)", req->policy);
         return -EINVAL;
     }
     if (req->cpus) {
@@ -101,6 +101,8 @@ static int decide(const vs_placement_t *p, const vs_topo_t *topo, const char *ho
         *pu = cpus[me->rank];
         return 0;
     }
+    if (strcmp(p->policy, "none") == 0)
+        return 0; /* every rank stays where the launcher or the OS put it */
     int keep = strcmp(p->policy, "auto") == 0 || strcmp(p->policy, "cross-node") == 0;
     if (strcmp(p->policy, "cross-node") == 0 && !two_hosts) {
         snprintf(me->err, sizeof me->err, "cross-node needs ranks 0 and 1 on different hosts: "

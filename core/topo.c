@@ -13,7 +13,7 @@
 
 static const char *const policies[] = {
     "auto", "same-core", "same-l2", "same-l3", "same-package",
-    "cross-numa", "cross-package", "cross-node", NULL,
+    "cross-numa", "cross-package", "cross-node", "none", NULL,
 };
 
 int vs_topo_policy_known(const char *policy)

@@ -125,20 +125,33 @@ def down() -> str:
     return relay_log
 
 
-def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow):
+def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links):
     """up()'s arguments checked (InputError naming the option); returns the link kind, the slow
-    boxes by name and the relay's path (None without the relay)."""
+    boxes by name, the slow pairs as ((name, name), rate) and the relay's path (None without the
+    relay)."""
     if not 2 <= boxes <= MAX_BOXES:
         raise InputError(f"--boxes {boxes}: give 2 to {MAX_BOXES} boxes")
     slow = {box_of(k, boxes).name: v for k, v in (slow or {}).items()}
     for name, v in slow.items():
         if not 0 < v <= 100000:
             raise InputError(f"--slow {name}:{v}: give a rate in Mbit/s, above 0 and at most 100000")
+    pairs = {}
+    for (x, y), v in (slow_links or {}).items():
+        key = tuple(sorted((box_of(x, boxes).name, box_of(y, boxes).name)))
+        if key[0] == key[1]:
+            raise InputError(f"--slow-link {x}-{y}: name two different boxes, e.g. --slow-link a-b:100")
+        if not 0 < v <= 100000:
+            raise InputError(f"--slow-link {x}-{y}:{v}: give a rate in Mbit/s, above 0 and at most 100000")
+        both = [n for n in key if n in slow]
+        if both:
+            raise InputError(f"--slow-link {x}-{y} and --slow {both[0][-1]}: a box is either slow with every "
+                             "partner (--slow) or on slow links (--slow-link), not both")
+        pairs[key] = v
+    if (slow or pairs) and boxes == 2:
+        raise InputError("--slow and --slow-link name one box's or one pair's link among several, which needs "
+                         "more than two boxes (--boxes 3 or more); with two, --rate limits the one link")
     if boxes > 2 and (delay_us is not None or link == "relay"):
         raise InputError("--delay and the relay join two boxes; with more use --rate or --slow (tbf)")
-    if slow and boxes == 2:
-        raise InputError("--slow names one box's link, which needs more than two boxes (--boxes 3 or more); "
-                         "with two, --rate limits the one link")
     if not 576 <= mtu <= 65535:
         raise InputError(f"--mtu {mtu}: give an MTU from 576 to 65535 (1500 and 9000 are the usual)")
     if rate_mbit is not None and not (0 < rate_mbit <= 100000):
@@ -154,18 +167,20 @@ def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow):
     tool = find_link_tool() if link == "relay" else None
     if link_cpu is not None and not 0 <= link_cpu < (os.cpu_count() or 1):
         raise InputError(f"--link-cpu {link_cpu}: this machine has CPUs 0 to {(os.cpu_count() or 1) - 1}")
-    return link, slow, tool
+    return link, slow, pairs, tool
 
 
 def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None = None,
        link: str | None = None, link_cpu: int | None = 0, boxes: int = 2,
-       slow: dict[str, float] | None = None) -> dict:
+       slow: dict[str, float] | None = None,
+       slow_links: dict[tuple[str, str], float] | None = None) -> dict:
     """Build the boxes; returns their description (also what `status` prints).  link is
     "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay.
     More than two boxes hang off one bridge (in a namespace of its own); slow limits the named
-    boxes' links (both directions) to their rates, e.g. {"c": 100}."""
+    boxes' links (both directions) to their rates, e.g. {"c": 100}; slow_links limits the traffic
+    between two boxes only (both directions), e.g. {("a", "b"): 100}."""
     _need_root()
-    link, slow, tool = _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow)
+    link, slow, slow_links, tool = _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links)
     down()
     the_boxes = make_boxes(boxes)
     a, b = the_boxes[:2]
@@ -199,6 +214,10 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
                 _tbf(x.netns, IFACE, slow[x.name], mtu, x.name)
             elif rate_mbit is not None and link == "veth":
                 _tbf(x.netns, IFACE, rate_mbit, mtu, x.name)
+            towards = [(y, r) for (p, q), r in slow_links.items() for y in the_boxes
+                       if x.name in (p, q) and y.name in (p, q) and y is not x]
+            if towards:
+                _slow_towards(x, towards, mtu)
             os.makedirs(f"/etc/netns/{x.netns}", exist_ok=True)
             with open(f"/etc/netns/{x.netns}/hosts", "w", encoding="utf-8") as f:
                 f.write(hosts)
@@ -210,6 +229,7 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
         with open(STATE, "w", encoding="utf-8") as f:
             json.dump({"boxes": boxes, "link": link if boxes == 2 else "bridge", "rate_mbit": rate_mbit,
                        "delay_us": delay_us if link == "relay" else None, "slow_mbit": slow,
+                       "slow_links_mbit": {f"{p}-{q}": r for (p, q), r in slow_links.items()},
                        "mtu": mtu, "link_cpu": link_cpu if link == "relay" else None}, f)
     except BaseException:
         down()
@@ -224,17 +244,38 @@ def box_of(which: str, n: int) -> Box:
     raise InputError(f"no box {which!r} among {n}: give a letter from a to {chr(96 + n)}")
 
 
-def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str) -> None:
+def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str, parent: str = "root") -> None:
     """The kernel's token bucket on dev's egress: a bucket of two frames (the smallest that passes
     a full frame), or 100 us at the rate when that is more: the qdisc's timer wakes tens of
     microseconds late here, and a bucket smaller than that lateness loses rate (two frames gave
     823-874 Mbit/s at 1 Gbit/s, 12500 B gave 950-954 of TCP's 956)."""
     burst = max(2 * (mtu + 14), int(rate_mbit * 1e6 / 8 * 100e-6))
-    p = subprocess.run(["tc", "-n", netns, "qdisc", "replace", "dev", dev, "root", "tbf",
+    where = ["root"] if parent == "root" else ["parent", parent]
+    p = subprocess.run(["tc", "-n", netns, "qdisc", "replace", "dev", dev, *where, "tbf",
                         "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"],
                        capture_output=True, text=True)
     if p.returncode:
         raise InputError(f"tc tbf on {what}: {p.stderr.strip() or 'failed'}")
+
+
+def _slow_towards(x: Box, towards: list[tuple[Box, float]], mtu: int) -> None:
+    """Limit what box x sends to each of some boxes only: an htb at the root whose unclassified
+    traffic goes out unshaped (htb's direct queue: no default class), a class per slow partner
+    chosen by its address (u32) with the token bucket of _tbf beneath it, so that the one pair is
+    limited as a slow host's link would be."""
+    def tc(*args: str) -> None:
+        p = subprocess.run(["tc", "-n", x.netns, *args], capture_output=True, text=True)
+        if p.returncode:
+            raise InputError(f"tc {' '.join(args)} on {x.name}: {p.stderr.strip() or 'failed'} "
+                             "(a slow link needs the kernel's htb and u32)")
+    tc("qdisc", "replace", "dev", IFACE, "root", "handle", "1:", "htb")
+    for i, (y, rate) in enumerate(towards, start=1):
+        cls = f"1:{i}"
+        tc("class", "add", "dev", IFACE, "parent", "1:", "classid", cls, "htb", "rate", "100gbit",
+           "quantum", "200000")
+        _tbf(x.netns, IFACE, rate, mtu, f"{x.name} towards {y.name}", parent=cls)
+        tc("filter", "add", "dev", IFACE, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+           "match", "ip", "dst", f"{y.addr}/32", "flowid", cls)
 
 
 def find_link_tool() -> str:
@@ -418,6 +459,9 @@ def add_parser(sub) -> None:
     u.add_argument("--slow", action="append", default=[], metavar="BOX:MBIT",
                    help="limit one box's link to MBIT Mbit/s both ways (more than two boxes), repeatable: "
                         "a slow host among fast ones")
+    u.add_argument("--slow-link", action="append", default=[], metavar="BOX-BOX:MBIT",
+                   help="limit the traffic between two boxes only to MBIT Mbit/s both ways (more than two "
+                        "boxes), repeatable: one bad link among good ones")
     u.add_argument("--link-cpu", type=int, default=0, metavar="N",
                    help="the CPU the relay runs on, under SCHED_FIFO (default 0); keep busy-polling "
                         "ranks off it or give it the CPU they share")
@@ -464,7 +508,17 @@ def _cmd_up(args) -> int:
             slow[name] = float(rate)
         except ValueError:
             raise InputError(f"--slow {item!r}: give BOX:MBIT, e.g. --slow c:100") from None
-    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu, args.boxes, slow)
+    slow_links = {}
+    for item in args.slow_link:
+        pair, _, rate = item.partition(":")
+        x, _, y = pair.partition("-")
+        try:
+            if not (x and y):
+                raise ValueError
+            slow_links[(x, y)] = float(rate)
+        except ValueError:
+            raise InputError(f"--slow-link {item!r}: give BOX-BOX:MBIT, e.g. --slow-link a-b:100") from None
+    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu, args.boxes, slow, slow_links)
     _print_status(st)
     print(f"lab: up in {time.monotonic() - t0:.2f} s; run on a box with: versus lab run a -- COMMAND")
     return 0

@@ -27,20 +27,40 @@ def leftovers():
     return ours + [f"/etc/netns/{d}" for d in files if d.startswith("versus-box-")]
 
 
-def across(transport, sizes, out, extra=(), env=(), boxes=("a", "b")):
-    """One rank of versus-run on each of two boxes (rank 0 on the first, where they meet through
-    the rendezvous); returns the records and rank 0's stderr."""
+def on_boxes(transport, out, extra=(), env=(), boxes=("a", "b"), timeout=120):
+    """One rank of versus-run on each box (rank 0 on the first, where they meet through the
+    rendezvous, writing out); returns rank 0's exit status, stderr and stdout and the others'
+    exit statuses."""
     port = str(47000 + os.getpid() % 1000)
     first = "10.213.7.%d" % (ord(boxes[0]) - ord("a") + 1)
+    common = ["-t", transport, "--rendezvous", f"{first}:{port}", "--timeout", "60", *extra]
+
+    def start(rank, *more):
+        return subprocess.Popen(VERSUS + ["lab", "run", boxes[rank], "--", "env", *env, f"VERSUS_RANK={rank}",
+                                          f"VERSUS_SIZE={len(boxes)}", vt.RUNNER, *common, *more],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r0 = start(0, "-O", out)
+    others = [start(k, "-q") for k in range(1, len(boxes))]
+    rcs = []
+    for p in others:
+        try:
+            p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        rcs.append(p.returncode)
+    try:
+        o0, e0 = r0.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        r0.kill()
+        o0, e0 = r0.communicate()
+    vt.log(f"rank 0 rc={r0.returncode}, others {rcs}\n{o0}{e0}")
+    return r0.returncode, e0, o0, rcs
+
+
+def across(transport, sizes, out, extra=(), env=(), boxes=("a", "b")):
+    """One rank of versus-run on each of two boxes; returns the records and rank 0's stderr."""
     cpus = [] if "--cpus" in extra else ["--cpus", "0,1"]
-    common = ["-t", transport, "--rendezvous", f"{first}:{port}", "-s", sizes, *cpus,
-              "--timeout", "60", *extra]
-    r0 = subprocess.Popen(VERSUS + ["lab", "run", boxes[0], "--", "env", *env, "VERSUS_RANK=0", "VERSUS_SIZE=2",
-                                    vt.RUNNER, *common, "-O", out],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    p1 = vt.run_cmd(VERSUS + ["lab", "run", boxes[1], "--", "env", *env, "VERSUS_RANK=1", "VERSUS_SIZE=2", vt.RUNNER,
-                              *common, "-q"], timeout=120)
-    o0, e0 = r0.communicate(timeout=120)
-    vt.log(f"rank 0 rc={r0.returncode}\n{o0}{e0}")
-    vt.check(r0.returncode == 0 and p1.returncode == 0, f"{transport} across the boxes: both ranks exit 0")
+    rc, e0, _, rcs = on_boxes(transport, out, ["-s", sizes, *cpus, *extra], env, boxes)
+    vt.check(rc == 0 and rcs == [0], f"{transport} across the boxes: both ranks exit 0")
     return (*vt.read_jsonl(out), e0)

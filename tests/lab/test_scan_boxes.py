@@ -1,0 +1,76 @@
+"""The all-pairs scan's truth test: four emulated hosts on one bridge (versus lab up --boxes 4), one
+rank on each, the scan over versus's tcp transport and `versus scan-report --json` on its records.
+
+- one slow host (--slow c:100, tbf on box-c's link both ways): in each of three launches the report
+  names box-c as the one bad host at 1 MiB and no bad link; at 8 B (which the token bucket lets
+  through) it names nothing;
+- one slow link (--slow-link a-b:100, only the traffic between box-a and box-b limited): in each of
+  three launches it names the link box-a-box-b and nothing else, no bad host;
+- the first launch of each is --serial (one pair at a time), the others all pairs of a round at once;
+  the ranks are not bound (--placement none: the boxes share this machine's CPUs, so each box's
+  "first core" is the same CPU), and every pair record names two different hosts;
+- bad --slow-link requests exit 2 and down leaves nothing behind.
+Exits 77 when this machine cannot make network namespaces."""
+import json
+import os
+import sys
+
+import vstest as vt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from boxes import VERSUS, lab, leftovers, on_boxes  # noqa: E402  (the helpers beside this test)
+
+LAUNCHES = 3
+d = vt.tmpdir()
+
+
+def scan(tag, launch):
+    out = f"{d}/{tag}-{launch}.jsonl"
+    mode = ["--serial"] if launch == 0 else []
+    rc, err, table, rcs = on_boxes("tcp", out, ["--scan", *mode, "--passes", "3", "--placement", "none"],
+                                   boxes=("a", "b", "c", "d"))
+    vt.check(rc == 0 and rcs == [0, 0, 0], f"{tag} launch {launch}: the four ranks exit 0 ({rc}, {rcs})")
+    pairs = [json.loads(ln) for ln in open(out, encoding="utf-8") if '"record":"pair"' in ln]
+    vt.check(len(pairs) == 2 * 3 * 6, f"{tag} launch {launch}: 6 pairs x 2 sizes x 3 passes recorded ({len(pairs)})")
+    vt.check(all(not p["same_host"] and p["hosts"][0] != p["hosts"][1] for p in pairs),
+             f"{tag} launch {launch}: every pair joins two different hosts")
+    p = vt.run_cmd(VERSUS + ["scan-report", out, "--json"], timeout=60)
+    vt.check(p.returncode == 0, f"scan-report {tag} launch {launch} exits 0 ({p.stderr.strip()[-300:]})")
+    rep = json.loads(p.stdout)
+    vt.log(f"{tag} launch {launch}: " + " | ".join(rep["summary"]))
+    return {s["bytes"]: s for s in rep["sizes"]}
+
+
+try:
+    lab("up", "--boxes", "4", "--slow", "c:100")
+    for k in range(LAUNCHES):
+        by = scan("slow-host", k)
+        big, small = by[1048576], by[8]
+        vt.check(big["bad_hosts"] == ["box-c"] and big["bad_links"] == [],
+                 f"slow host, launch {k}: 1 MiB names box-c and only it ({big['bad_hosts']}, {big['bad_links']})")
+        vt.check(small["bad_hosts"] == [] and small["bad_links"] == [],
+                 f"slow host, launch {k}: 8 B names nothing ({small['bad_hosts']}, {small['bad_links']})")
+    lab("up", "--boxes", "4", "--slow-link", "a-b:100")
+    st = json.loads(lab("status", "--json").stdout)
+    vt.check(["htb" in b["qdisc"] for b in st["boxes"]] == [True, True, False, False],
+             "--slow-link a-b: only box-a and box-b shape their traffic (htb)")
+    for k in range(LAUNCHES):
+        by = scan("slow-link", k)
+        big, small = by[1048576], by[8]
+        links = [tuple(x["hosts"]) for x in big["bad_links"]]
+        vt.check(links == [("box-a", "box-b")] and big["bad_hosts"] == [],
+                 f"slow link, launch {k}: 1 MiB names the link box-a-box-b and nothing else "
+                 f"({links}, {big['bad_hosts']})")
+        vt.check(small["bad_hosts"] == [] and small["bad_links"] == [],
+                 f"slow link, launch {k}: 8 B names nothing ({small['bad_hosts']}, {small['bad_links']})")
+    for args, what in ((["--boxes", "4", "--slow-link", "a-a:100"], "two different boxes"),
+                       (["--boxes", "4", "--slow-link", "a-b"], "BOX-BOX:MBIT"),
+                       (["--boxes", "4", "--slow-link", "a-e:100"], "no box"),
+                       (["--boxes", "4", "--slow-link", "a-b:100", "--slow", "b:50"], "not both"),
+                       (["--slow-link", "a-b:100"], "more than two boxes")):
+        p = vt.run_cmd(VERSUS + ["lab", "up", *args], timeout=30)
+        vt.check(p.returncode == 2 and what in p.stderr, f"versus lab up {' '.join(args)} exits 2 ({p.stderr.strip()})")
+finally:
+    lab("down", check=False)
+left = leftovers()
+vt.check(not left, f"down leaves no box, no switch and no host file ({left})")
