@@ -551,7 +551,9 @@ static int vs_frame_recv(int fd, uint32_t seq, void *data, uint64_t len, double 
     return len == 0 ? 0 : vs_fd_read(fd, data, (size_t)len, deadline);
 }
 
-static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, size_t len, const char *what)
+/* Every block to rank 0; with bcast, rank 0 then sends the whole to everyone. */
+static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, size_t len, int bcast,
+                            const char *what)
 {
     vs_tcp_bs_t *t = bs->ctx;
     double deadline = vs_deadline(t->timeout_s);
@@ -559,7 +561,7 @@ static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, siz
     int rc;
     if (bs->rank != 0) {
         if ((rc = vs_frame_send(t->fds[0], seq, mine, len, deadline)) < 0 ||
-            (rc = vs_frame_recv(t->fds[0], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline)) < 0)
+            (bcast && (rc = vs_frame_recv(t->fds[0], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline)) < 0))
             return vs_tcp_report(t, 0, rc, what);
         return 0;
     }
@@ -568,7 +570,7 @@ static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, siz
     for (int r = 1; r < bs->size; r++)
         if ((rc = vs_frame_recv(t->fds[r], seq, (char *)all + (size_t)r * len, len, deadline)) < 0)
             return vs_tcp_report(t, r, rc, what);
-    for (int r = 1; r < bs->size; r++)
+    for (int r = 1; bcast && r < bs->size; r++)
         if ((rc = vs_frame_send(t->fds[r], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline)) < 0)
             return vs_tcp_report(t, r, rc, what);
     return 0;
@@ -576,12 +578,17 @@ static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, siz
 
 static int vs_tcp_exchange(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
 {
-    return vs_tcp_allgather(bs, mine, all, len, "exchange");
+    return vs_tcp_allgather(bs, mine, all, len, 1, "exchange");
+}
+
+static int vs_tcp_gather(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
+{
+    return vs_tcp_allgather(bs, mine, all, len, 0, "gather");
 }
 
 static int vs_tcp_barrier(vs_bootstrap_t *bs)
 {
-    return vs_tcp_allgather(bs, NULL, NULL, 0, "barrier");
+    return vs_tcp_allgather(bs, NULL, NULL, 0, 1, "barrier");
 }
 
 static void vs_tcp_close(vs_bootstrap_t *bs)
@@ -623,6 +630,7 @@ int vs_bootstrap_tcp_create(const vs_launch_env_t *env, const char *rendezvous,
     t->timeout_s = timeout_s;
     t->pub = (vs_bootstrap_t){ .name = "tcp", .rank = env->rank, .size = env->size, .ctx = t,
                                .barrier = vs_tcp_barrier, .exchange = vs_tcp_exchange,
+                               .gather = vs_tcp_gather,
                                .close = vs_tcp_close };
 
     /* hydra names no job in the environment: ask it, when a file needs the name */

@@ -59,7 +59,7 @@ int vs_run_bcast_long(vs_run_t *r, long *x)
 
 int vs_run_gather(vs_run_t *r, const int64_t *mine, size_t count)
 {
-    size_t need = (size_t)r->size * count;
+    size_t need = r->rank == 0 || !r->bs->gather ? (size_t)r->size * count : 0;
     int64_t *all = r->gathered;
     if (need > r->gathered_cap) {
         if (!(all = realloc(r->gathered, need * sizeof *all)))
@@ -67,8 +67,9 @@ int vs_run_gather(vs_run_t *r, const int64_t *mine, size_t count)
         r->gathered = all;
         r->gathered_cap = need;
     }
-    /* the bootstrap's all-gather: every rank receives every block; only rank 0 reads them */
-    int rc = r->bs->exchange(r->bs, mine, all, count * sizeof *mine);
+    /* only rank 0 reads the blocks: the bootstrap's gather where it has one, else its all-gather */
+    int rc = r->bs->gather ? r->bs->gather(r->bs, mine, all, count * sizeof *mine)
+                           : r->bs->exchange(r->bs, mine, all, count * sizeof *mine);
     return rc ? vs_run_fail(r, rc, "bootstrap exchange failed") : 0;
 }
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "drift.h"
@@ -593,6 +594,8 @@ void vs_record_end(vs_json_t *j, const vs_writer_end_t *e)
     vs_json_kstr(j, "message", e->message);
     vs_json_kint(j, "sizes_completed", e->sizes_completed);
     vs_json_kstr(j, "end_time", when);
+    struct rusage ru; /* the writing rank's peak resident memory so far */
+    vs_json_kint(j, "peak_rss_kib", getrusage(RUSAGE_SELF, &ru) == 0 ? (long long)ru.ru_maxrss : -1);
     for (int i = 0; i < e->n_extra; i++)
         vs_json_knum(j, e->extra_key[i], e->extra_val[i]);
     vs_json_obj_end(j);

@@ -136,6 +136,14 @@ static int bs_exchange(vs_bootstrap_t *bs, const void *mine, void *all, size_t l
     return MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
 }
 
+static int bs_gather(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
+{
+    (void)bs;
+    if (len > (size_t)0x7fffffff)
+        return -EINVAL;
+    return MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
+}
+
 static int mpi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
 {
     (void)opts; /* none: core refuses every key (tune MPI with OMPI_MCA_*, MPIR_CVAR_*, UCX_*) */
@@ -172,6 +180,7 @@ static int mpi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, v
     t->bs = (vs_bootstrap_t){
         .name = "mpi", .rank = t->rank, .size = t->size, .ctx = t,
         .barrier = bs_barrier, .exchange = bs_exchange, .close = NULL,
+        .gather = bs_gather,
     };
     *out = t;
     return 0;

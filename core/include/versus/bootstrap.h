@@ -34,6 +34,11 @@ struct vs_bootstrap {
 
     /* Release resources.  May be NULL. */
     void (*close)(vs_bootstrap_t *bs);
+
+    /* Gather to rank 0: as exchange, but only rank 0's all is written (the
+     * others may pass NULL), so a run of N ranks moves N blocks, not N * N.
+     * May be NULL: core then uses exchange. */
+    int (*gather)(vs_bootstrap_t *bs, const void *mine, void *all, size_t len);
 };
 
 #ifdef __cplusplus
