@@ -47,6 +47,7 @@ typedef struct driver {
     size_t n_st, cap_st;
     long position;
     vs_precision_req_t preq;
+    int warned_turns;   /* the pairs took turns: said once */
 } driver_t;
 
 static int grow(driver_t *d, size_state_t *st, long need)
@@ -102,7 +103,8 @@ static long quota(long iters, long rounds, long v)
     return iters / rounds + (v < iters % rounds ? 1 : 0);
 }
 
-static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns);
+static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns,
+                        const uint64_t span[2]);
 
 static int visit(driver_t *d, size_state_t *st, long round)
 {
@@ -137,7 +139,7 @@ static int visit(driver_t *d, size_state_t *st, long round)
     }
 
     long first = st->n, chunk = precise ? st->next : quota(iters, m->rounds, st->visits);
-    uint64_t visit_ns = 0;
+    uint64_t visit_ns = 0, span[2] = {0, 0}; /* the visit's first start and last end */
     double median = NAN, rel = INFINITY;
     vs_stop_t stop = VS_STOP_NONE;
     for (;;) {
@@ -157,7 +159,10 @@ static int visit(driver_t *d, size_state_t *st, long round)
         uint64_t start = vs_now_ns();
         if ((rc = d->p->measure(r, d->state, bytes, st->batch, chunk, at)))
             return rc;
-        uint64_t elapsed = vs_now_ns() - start;
+        uint64_t end = vs_now_ns(), elapsed = end - start;
+        if (!span[0])
+            span[0] = start;
+        span[1] = end;
         if (r->rank == 0)
             for (int k = 0; k < d->n_series; k++)
                 for (long i = 0; i < chunk; i++)
@@ -204,7 +209,7 @@ static int visit(driver_t *d, size_state_t *st, long round)
                     .stop = st->done ? vs_stop_name(stop) : NULL};
     r->visit = &v;
     if (r->npairs > 1) {
-        rc = pairs_record(d, st, first, warm, visit_ns);
+        rc = pairs_record(d, st, first, warm, visit_ns, span);
     } else if (r->rank == 0) {
         int64_t *rec[VS_MAX_SERIES];
         for (int k = 0; k < d->n_series; k++)
@@ -227,7 +232,7 @@ static int visit(driver_t *d, size_state_t *st, long round)
 
 /* The aggregate's running totals per size, in a table row's columns (added over
  * the size's visits; vs_driver_aggregate_table turns them into figures). */
-enum { AGG_BYTES, AGG_MESSAGES, AGG_MAX_NS, AGG_MEAN_NS, AGG_SLOWEST_BPS };
+enum { AGG_BYTES, AGG_MESSAGES, AGG_TIME_NS, AGG_MEAN_NS, AGG_SLOWEST_BPS };
 
 static vs_table_row_t *aggregate_row(vs_run_t *r, size_t bytes)
 {
@@ -252,7 +257,7 @@ int vs_driver_aggregate_table(const vs_run_t *r, vs_table_t *out)
 {
     for (size_t i = 0; i < r->agg.n; i++) {
         const double *c = r->agg.rows[i].col;
-        double col[4] = {c[AGG_BYTES] / c[AGG_MAX_NS] * 1e3, c[AGG_MESSAGES] / c[AGG_MAX_NS] * 1e9,
+        double col[4] = {c[AGG_BYTES] / c[AGG_TIME_NS] * 1e3, c[AGG_MESSAGES] / c[AGG_TIME_NS] * 1e9,
                          c[AGG_BYTES] / c[AGG_MEAN_NS] * 1e3,
                          isfinite(c[AGG_SLOWEST_BPS]) ? c[AGG_SLOWEST_BPS] / 1e6 : NAN};
         int rc = vs_table_add_row(out, &aggregate_layout, r->agg.rows[i].bytes, col);
@@ -262,21 +267,39 @@ int vs_driver_aggregate_table(const vs_run_t *r, vs_table_t *out)
     return 0;
 }
 
-/* More than one pair: every leader's samples of this visit and its measuring
- * time go to rank 0 (collective), which writes a size record per pair, then
- * the aggregate record of all pairs. */
-static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns)
+/* Were every pair's leader and partner on one host?  Then their clocks are one
+ * and the pairs' start and end times can be compared. */
+static int one_host(const vs_run_t *r)
 {
+    for (int k = 1; k < r->size; k++)
+        if (strcmp(r->hosts + (size_t)k * r->host_len, r->hosts) != 0)
+            return 0;
+    return 1;
+}
+
+/* More than one pair: every leader's samples of this visit, its measuring time
+ * and when it started and ended go to rank 0 (collective), which writes a size
+ * record per pair, then the aggregate record of all pairs.  On one host the
+ * aggregate is over the span from the first pair's start to the last pair's
+ * end, which also says whether the pairs ran at once: with more ranks than
+ * free cores they may take turns, each pair fast in its turn, and the sum of
+ * their rates over the slowest pair's time would be a rate no moment saw. */
+static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, uint64_t visit_ns,
+                        const uint64_t span[2])
+{
+    enum { HEAD = 3 }; /* measuring time, start, end */
     vs_run_t *r = d->r;
     long n = st->n - first;
-    size_t count = 1 + (size_t)d->n_series * (size_t)n;
+    size_t count = HEAD + (size_t)d->n_series * (size_t)n;
     int64_t *mine = calloc(count, sizeof *mine);
     if (!mine)
         return vs_run_fail(r, -ENOMEM, "cannot allocate sample storage");
     if (r->leader) {
         mine[0] = (int64_t)visit_ns;
+        mine[1] = (int64_t)span[0];
+        mine[2] = (int64_t)span[1];
         for (int k = 0; k < d->n_series; k++)
-            memcpy(mine + 1 + (size_t)k * (size_t)n, st->s[k] + first, (size_t)n * sizeof *mine);
+            memcpy(mine + HEAD + (size_t)k * (size_t)n, st->s[k] + first, (size_t)n * sizeof *mine);
     }
     int rc = vs_run_gather(r, mine, count);
     free(mine);
@@ -284,6 +307,7 @@ static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, ui
         return rc;
     double units = (double)n * (double)st->batch, msgs = units * (double)d->p->messages(r->opt);
     double max_ns = 0, sum_ns = 0, slowest = INFINITY;
+    int64_t first_start = INT64_MAX, last_start = 0, first_end = INT64_MAX, last_end = 0;
     int pairs = 0;
     for (int l = 0; l < r->size && !rc; l++) {
         if (r->partner[l] <= l)
@@ -291,7 +315,7 @@ static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, ui
         const int64_t *b = r->gathered + (size_t)l * count;
         int64_t *rec[VS_MAX_SERIES];
         for (int k = 0; k < d->n_series; k++)
-            rec[k] = (int64_t *)b + 1 + (size_t)k * (size_t)n;
+            rec[k] = (int64_t *)b + HEAD + (size_t)k * (size_t)n;
         r->pair_ranks[0] = l;
         r->pair_ranks[1] = r->partner[l];
         rc = vs_record_size(r, d->p, st->bytes, warm, st->batch, rec, n, (uint64_t)b[0]);
@@ -300,21 +324,38 @@ static int pairs_record(driver_t *d, size_state_t *st, long first, long warm, ui
         sum_ns += ns;
         if (ns > 0 && msgs * (double)st->bytes / (ns / 1e9) < slowest)
             slowest = msgs * (double)st->bytes / (ns / 1e9);
+        first_start = b[1] < first_start ? b[1] : first_start;
+        last_start = b[1] > last_start ? b[1] : last_start;
+        first_end = b[2] < first_end ? b[2] : first_end;
+        last_end = b[2] > last_end ? b[2] : last_end;
         pairs++;
     }
     r->pair_ranks[0] = r->pair_ranks[1] = -1;
     if (rc)
         return rc;
+    vs_pairs_timing_t tm = {.max_ns = max_ns, .mean_ns = sum_ns / pairs, .span_ns = NAN, .overlap = NAN};
+    if (one_host(r)) {
+        tm.span_ns = (double)(last_end - first_start);
+        tm.overlap = first_end > last_start && max_ns > 0 ? (double)(first_end - last_start) / max_ns : 0;
+        tm.overlap = tm.overlap > 1 ? 1 : tm.overlap;
+        if (tm.overlap < 0.5 && !d->warned_turns) {
+            d->warned_turns = 1;
+            fprintf(stderr, "versus-run: warning: at %zu B the %d pairs ran at once for only %.0f %% of the "
+                    "slowest pair's time: they took turns (more ranks than free cores?); the aggregate is "
+                    "over the span from the first start to the last end, and each pair's figure is its "
+                    "turn's\n", st->bytes, pairs, 100 * tm.overlap);
+        }
+    }
     vs_table_row_t *a = aggregate_row(r, st->bytes);
     if (!a)
         return vs_run_fail(r, -ENOMEM, "cannot allocate the aggregate table");
     a->col[AGG_BYTES] += msgs * (double)st->bytes * pairs;
     a->col[AGG_MESSAGES] += msgs * pairs;
-    a->col[AGG_MAX_NS] += max_ns;
+    a->col[AGG_TIME_NS] += vs_pairs_time(&tm);
     a->col[AGG_MEAN_NS] += sum_ns / pairs;
     if (slowest < a->col[AGG_SLOWEST_BPS])
         a->col[AGG_SLOWEST_BPS] = slowest;
-    return vs_record_aggregate(r, st->bytes, pairs, (long)msgs, max_ns, sum_ns / pairs);
+    return vs_record_aggregate(r, st->bytes, pairs, (long)msgs, &tm);
 }
 
 static int add_sizes(driver_t *d, const size_t *v, size_t n, int pass)

@@ -557,12 +557,12 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     return emit(r, &j, 1);
 }
 
-int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, double max_ns,
-                        double mean_ns)
+int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, const vs_pairs_timing_t *t)
 {
     if (!r->writer)
         return 0;
     double per_pair = (double)messages_per_pair * (double)bytes;
+    double base = vs_pairs_time(t);
     vs_json_t j;
     vs_json_init(&j);
     vs_json_obj_begin(&j);
@@ -570,13 +570,14 @@ int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_
     vs_json_kint(&j, "bytes", (int64_t)bytes);
     vs_json_kint(&j, "pairs", pairs);
     vs_json_kint(&j, "messages_per_pair", messages_per_pair);
-    vs_json_knum(&j, "elapsed_max_ns", max_ns);
-    vs_json_knum(&j, "elapsed_mean_ns", mean_ns);
-    /* every pair's bytes over the slowest pair's time: what all of them moved at once */
-    vs_json_knum(&j, "bandwidth_MBps", max_ns > 0 ? per_pair * pairs / max_ns * 1e3 : NAN);
-    vs_json_knum(&j, "message_rate", max_ns > 0 ? (double)messages_per_pair * pairs / max_ns * 1e9 : NAN);
+    vs_json_knum(&j, "elapsed_max_ns", t->max_ns);
+    vs_json_knum(&j, "elapsed_mean_ns", t->mean_ns);
+    vs_json_knum(&j, "span_ns", t->span_ns);
+    vs_json_knum(&j, "overlap", t->overlap);
+    vs_json_knum(&j, "bandwidth_MBps", base > 0 ? per_pair * pairs / base * 1e3 : NAN);
+    vs_json_knum(&j, "message_rate", base > 0 ? (double)messages_per_pair * pairs / base * 1e9 : NAN);
     /* osu_mbw_mr's figure: the same bytes over the mean of the pairs' times */
-    vs_json_knum(&j, "mean_time_bandwidth_MBps", mean_ns > 0 ? per_pair * pairs / mean_ns * 1e3 : NAN);
+    vs_json_knum(&j, "mean_time_bandwidth_MBps", t->mean_ns > 0 ? per_pair * pairs / t->mean_ns * 1e3 : NAN);
     visit_json(r->visit, &j);
     vs_json_obj_end(&j);
     return emit(r, &j, 0);

@@ -52,8 +52,21 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
 int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, size_t bytes, long warmup,
                    const int64_t *samples, long n, uint64_t elapsed_ns);
 
-int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, double max_ns,
-                        double mean_ns);
+/* The pairs' times at one visit: the slowest pair's and the mean measuring
+ * time; on one host also the span from the first start to the last end and the
+ * share of the slowest pair's time during which all pairs ran (else NAN). */
+typedef struct vs_pairs_timing {
+    double max_ns, mean_ns, span_ns, overlap;
+} vs_pairs_timing_t;
+
+/* What all pairs moved while all of them ran is over this time: the span on
+ * one host (never shorter than the slowest pair), else the slowest pair's. */
+static inline double vs_pairs_time(const vs_pairs_timing_t *t)
+{
+    return t->span_ns == t->span_ns && t->span_ns > t->max_ns ? t->span_ns : t->max_ns;
+}
+
+int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_pair, const vs_pairs_timing_t *t);
 
 /* The last record: how the run ended (the writer's vs_writer_end_fn). */
 void vs_record_end(vs_json_t *j, const vs_writer_end_t *end);
