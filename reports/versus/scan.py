@@ -170,16 +170,22 @@ def summary_text(run: Run, scans: list[SizeScan]) -> list[str]:
 
 def plot_scan(sc: SizeScan, path_heat: str, path_hist: str) -> None:
     """The pair matrix as a heat map (ranks in order, host names on the axes) and the
-    histogram of the pairs' figures."""
+    histogram of the pairs' figures.  A matrix spanning more than a factor of ten is coloured on
+    a log scale: on a linear one a 100x slow host leaves every other pair the same colour."""
+    from matplotlib.colors import LogNorm
+
     from .plots import plt
     m = sc.matrix()
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    im = ax.imshow(m, cmap="viridis", interpolation="nearest")
+    finite = m[np.isfinite(m) & (m > 0)]
+    wide = finite.size and finite.max() > 10 * finite.min()
+    im = ax.imshow(m, cmap="viridis", interpolation="nearest",
+                   norm=LogNorm(finite.min(), finite.max()) if wide else None)
     labels = [f"{r} {sc.hosts.get(r, '?')}" for r in range(sc.ranks)]
     if sc.ranks <= 32:
         ax.set_xticks(range(sc.ranks), labels, rotation=90, fontsize=7)
         ax.set_yticks(range(sc.ranks), labels, fontsize=7)
-    ax.set_title(f"{sc.bytes} B: median one-way time per pair (us)", fontsize=9)
+    ax.set_title(f"{sc.bytes} B: median one-way time per pair (us{', log scale' if wide else ''})", fontsize=9)
     fig.colorbar(im, ax=ax, label="us")
     fig.tight_layout()
     fig.savefig(path_heat, dpi=90)
