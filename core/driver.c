@@ -429,8 +429,11 @@ static int adaptive_next(driver_t *d, int pass, size_t **out, long *count)
                                .budget = budget};
         n = vs_adaptive_next(pts, d->n_st, pass + 1, &q, v, NULL, 2 * d->n_st);
         free(pts);
-        if (n < 0)
+        if (n <= 0) {
             n = 0;
+            free(v); /* nothing new: the caller gets no vector */
+            v = NULL;
+        }
     }
     if ((rc = vs_run_bcast_long(r, &n)))
         goto free_sizes;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -339,6 +340,27 @@ static int vs_children_supervise(const pid_t *pids, int *done, int *codes, int n
         if (!done[r])
             code = 1;
     return code;
+}
+
+int vs_launch_local_fits(int n, char *err, size_t errlen)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && n > VS_LAUNCH_RANKS_PER_CPU * cpus) {
+        snprintf(err, errlen, "--launch local -n %d: this host has %ld CPU%s, and more than %d ranks per CPU "
+                 "take turns for so long that the run would end in its timeout; give -n %ld or fewer, or "
+                 "spread the ranks over hosts (mpirun, srun)", n, cpus, cpus == 1 ? "" : "s",
+                 VS_LAUNCH_RANKS_PER_CPU, VS_LAUNCH_RANKS_PER_CPU * cpus);
+        return -EINVAL;
+    }
+    struct rlimit fds;
+    if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)n + 64 > fds.rlim_cur) {
+        snprintf(err, errlen, "--launch local -n %d: the limit on open files is %llu, and rank 0 keeps a "
+                 "connection to every rank (and a transport one per peer): raise it (ulimit -n %d) or "
+                 "give fewer ranks", n, (unsigned long long)fds.rlim_cur, n + 64);
+        return -EINVAL;
+    }
+    return 0;
 }
 
 int vs_launch_local(int n, double timeout_s, vs_launch_env_t *child, int *exit_code)

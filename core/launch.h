@@ -48,6 +48,13 @@ int vs_launch_env_detect(vs_launch_env_t *env);
  * (-EINVAL for n outside [1, 4096]). */
 int vs_launch_local(int n, double timeout_s, vs_launch_env_t *child, int *exit_code);
 
+/* Can n local ranks run here at all?  At most VS_LAUNCH_RANKS_PER_CPU per
+ * online CPU (beyond that busy-polling ranks take turns for so long that a
+ * run ends in its timeout, not in results), and a file-descriptor limit that
+ * leaves room for a socket per rank.  0, or -EINVAL with the reason in err. */
+#define VS_LAUNCH_RANKS_PER_CPU 64
+int vs_launch_local_fits(int n, char *err, size_t errlen);
+
 /* TCP rendezvous bootstrap (launch_tcp.c), a star through rank 0.  Rank 0
  * listens on env->listen_fd if >= 0 (and takes ownership of it), else on the
  * port of `rendezvous` (or env->rendezvous), else on an ephemeral port whose

@@ -147,6 +147,8 @@ static int load(session_t *s, int *code)
         }
         return *code = report(&s->core, rc, "--launch local"), 1;
     }
+    if (o->launch_local && vs_launch_local_fits(o->nprocs, err, sizeof err))
+        return *code = usage_error(err), 1;
     if (o->launch_local) {
         int rc = vs_launch_local(o->nprocs, o->timeout_s, &s->lenv, code);
         if (rc == 1)
@@ -487,6 +489,7 @@ static int run(const vs_options_t *o)
     if (!(code = meet(&s)) && !(code = prepare(&s)))
         code = measure(&s);
     finish(&s);
+    vs_watchdog_stop(&s.wd);
     return code;
 }
 

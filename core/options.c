@@ -181,8 +181,38 @@ static const struct option long_opts[] = {
     {0, 0, 0, 0},
 };
 
+/* An option's name as the user would write it, for messages. */
+static void option_name(int c, char *buf, size_t len)
+{
+    for (const struct option *l = long_opts; l->name; l++)
+        if (l->val == c) {
+            snprintf(buf, len, "--%s", l->name);
+            return;
+        }
+    snprintf(buf, len, "-%c", c);
+}
+
+/* Every option but --transport-opt (a list) is given once: a second value
+ * would silently win over the first. */
+static int once(int c, int *seen, int *n_seen, char *err, size_t errlen)
+{
+    if (c == 'o' || c == ':' || c == '?')
+        return 0;
+    for (int i = 0; i < *n_seen; i++)
+        if (seen[i] == c) {
+            char name[64];
+            option_name(c, name, sizeof name);
+            snprintf(err, errlen, "%s is given twice; give it once (only --transport-opt repeats)", name);
+            return -EINVAL;
+        }
+    if (*n_seen < 128)
+        seen[(*n_seen)++] = c;
+    return 0;
+}
+
 int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t errlen)
 {
+    int seen[128], n_seen = 0;
     memset(o, 0, sizeof *o);
     o->argc = argc;
     o->argv = argv;
@@ -202,6 +232,8 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     optind = 1;
     opterr = 0;
     while (!rc && (c = getopt_long(argc, argv, ":t:o:p:V:s:i:w:b:O:qvL:n:T:h", long_opts, NULL)) != -1) {
+        if ((rc = once(c, seen, &n_seen, err, errlen)))
+            break;
         switch (c) {
         case 't': o->transport = optarg; break;
         case 'o': {

@@ -87,7 +87,7 @@ static int decide(const vs_placement_t *p, const vs_topo_t *topo, const char *ho
     if (p->cpus_arg[0]) {
         int cpus[VS_MAX_CPU_LIST], n = parse_cpu_list(p->cpus_arg, cpus, VS_MAX_CPU_LIST);
         char list[128];
-        if (n < p->size) {
+        if (n != p->size) {
             snprintf(me->err, sizeof me->err, "--cpus %s names %d CPU%s for %d ranks (one per rank)",
                      p->cpus_arg, n, n == 1 ? "" : "s", p->size);
             return -EINVAL;

@@ -61,8 +61,21 @@ static void *watch(void *arg)
     const uint64_t limit = (uint64_t)(wd->timeout_s * 1e9);
     char what[160], msg[512];
     for (;;) {
-        struct timespec tick = {0, 200 * 1000 * 1000};
-        nanosleep(&tick, NULL);
+        /* a tick of 200 ms, cut short by vs_watchdog_stop */
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 200 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&wd->lock);
+        while (!wd->stop && pthread_cond_timedwait(&wd->wake, &wd->lock, &until) == 0)
+            ;
+        int stop = wd->stop;
+        pthread_mutex_unlock(&wd->lock);
+        if (stop)
+            return NULL;
         if (vs_caught_signal) {
             describe(wd, what, sizeof what);
             snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s",
@@ -88,7 +101,19 @@ int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank)
 {
     wd->timeout_s = timeout_s;
     wd->rank = rank;
+    wd->stop = 0;
     atomic_store(&wd->phase_bytes, UINT64_MAX);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&wd->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc)
+        return -rc;
+    if ((rc = pthread_mutex_init(&wd->lock, NULL))) {
+        pthread_cond_destroy(&wd->wake);
+        return -rc;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -96,11 +121,29 @@ int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     /* the measuring thread never takes these: the watchdog acts on them */
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, watch, wd);
-    pthread_attr_destroy(&attr);
-    return rc ? -rc : 0;
+    if ((rc = pthread_create(&wd->thread, NULL, watch, wd))) {
+        pthread_mutex_destroy(&wd->lock);
+        pthread_cond_destroy(&wd->wake);
+        return -rc;
+    }
+    wd->running = 1;
+    return 0;
+}
+
+void vs_watchdog_stop(vs_watchdog_t *wd)
+{
+    if (!wd->running)
+        return;
+    pthread_mutex_lock(&wd->lock);
+    wd->stop = 1;
+    pthread_cond_signal(&wd->wake);
+    pthread_mutex_unlock(&wd->lock);
+    pthread_join(wd->thread, NULL);
+    wd->running = 0;
+    pthread_mutex_destroy(&wd->lock);
+    pthread_cond_destroy(&wd->wake);
+    /* a signal from now on ends the process as it would without us, unless
+     * one arrived while stopping: the run ends with its own status anyway */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
 }

@@ -4,6 +4,7 @@
 #ifndef VS_WATCHDOG_H
 #define VS_WATCHDOG_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -16,10 +17,20 @@ typedef struct vs_watchdog {
     _Atomic(vs_writer_t *) writer; /* rank 0's results file, or NULL */
     double timeout_s;
     int rank;
+    /* the thread, and how the run stops it: stop set under lock, cond wakes it */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int stop, running;
 } vs_watchdog_t;
 
 /* Start the thread and install SIGINT/SIGTERM handling.  Returns 0 or -errno. */
 int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank);
+
+/* Stop the thread and wait for it (on every path out of a run that started
+ * it; harmless when it did not start).  Signals are then left to their
+ * defaults again. */
+void vs_watchdog_stop(vs_watchdog_t *wd);
 
 static inline void vs_watchdog_beat(vs_watchdog_t *wd)
 {

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .launches import CLAIM_LAUNCHES
-from .load import InputError
+from .load import InputError, output_dir
 from . import modules as vsmod
 from .progress import Progress
 
@@ -95,6 +95,24 @@ def _scaled(n, scale: float, floor: int):
     return max(floor, int(math.ceil(int(n) * scale))) if scale < 1 else int(n)
 
 
+def _whole(obj: dict, key: str, where: str, default=None, least: int = 0):
+    """obj[key] as a whole number >= least (TOML integer, not a boolean), or default."""
+    v = obj.get(key, default)
+    if v is None:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool) or v < least:
+        raise InputError(f"{where}: {key} must be a whole number, at least {least} (got {v!r})")
+    return v
+
+
+def _seconds(obj: dict, key: str, where: str, default: float) -> float:
+    """obj[key] as a number of seconds above 0, or default."""
+    v = obj.get(key, default)
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
+        raise InputError(f"{where}: {key} must be a number of seconds above 0 (got {v!r})")
+    return float(v)
+
+
 def _check_keys(obj: dict, allowed: set, where: str) -> None:
     unknown = sorted(set(obj) - allowed)
     if unknown:
@@ -117,14 +135,21 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as ex:
         raise InputError(f"{path}: cannot read: {ex.strerror or ex}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (a campaign is TOML, UTF-8)") from None
     except tomllib.TOMLDecodeError as ex:
         raise InputError(f"{path}: not valid TOML: {ex}") from None
     _check_keys(doc, TOP_KEYS, str(path))
-    scale = float(doc.get("scale", 1.0)) * scale
+    own = doc.get("scale", 1.0)
+    if not isinstance(own, (int, float)) or isinstance(own, bool) or not 0 < own <= 1:
+        raise InputError(f"{path}: scale must be a number above 0 and at most 1 (got {own!r})")
+    scale = float(own) * scale
     defaults = doc.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise InputError(f"{path}: [defaults] must be a table")
     _check_keys(defaults, RUN_KEYS - {"id", "transport"} | {"transport"}, f"{path} [defaults]")
-    top_timeout = float(doc.get("timeout", 300))
-    top_launches = int(doc.get("launches", CLAIM_LAUNCHES))
+    top_timeout = _seconds(doc, "timeout", str(path), 300)
+    top_launches = _whole(doc, "launches", str(path), CLAIM_LAUNCHES, least=1)
     runs: list[RunSpec] = []
     seen: set[str] = set()
     entries = doc.get("run", [])
@@ -132,6 +157,8 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
         raise InputError(f"{path}: no [[run]] entries")
     for i, entry in enumerate(entries):
         where = f"{path} [[run]] #{i + 1}"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where}: each [[run]] must be a table")
         _check_keys(entry, RUN_KEYS, where)
         e = {**defaults, **entry}
         e["env"] = {**_str_map(defaults.get("env"), where), **_str_map(entry.get("env"), where)}
@@ -147,9 +174,15 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                                                 in ("pingpong", "overhead") else "")]
         if isinstance(variants, str):
             variants = [variants]
-        launches = int(e.get("launches", top_launches))
-        if launches < 1:
-            raise InputError(f"{where}: launches must be >= 1")
+        launches = _whole(e, "launches", where, top_launches, least=1)
+        counts = {k: _whole(e, k, where) for k in ("iterations", "iterations_large", "warmup", "warmup_large")}
+        for k in ("iterations", "iterations_large"):
+            if counts[k] == 0:
+                raise InputError(f"{where}: {k} must be at least 1 (got 0)")
+        timeout = _seconds(e, "timeout", where, top_timeout)
+        launcher = e.get("launcher", "auto")
+        if launcher not in vsmod.LAUNCHERS:
+            raise InputError(f"{where}: launcher {launcher!r} is not one of {', '.join(vsmod.LAUNCHERS)}")
         if scale < 1 and launches > CLAIM_LAUNCHES:
             launches = max(CLAIM_LAUNCHES, math.ceil(launches * scale))
         extra = e.get("extra_args", [])
@@ -182,21 +215,28 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                     id=full, config_id=cid, transport=str(transport),
                     pattern=str(e.get("pattern", "pingpong")), variant=str(variant),
                     options=dict(e["options"]), env=dict(e["env"]), sizes=sizes,
-                    iterations=_scaled(e.get("iterations"), scale, 5),
-                    iterations_large=_scaled(e.get("iterations_large"), scale, 3),
-                    warmup=_scaled(e.get("warmup"), scale, 2),
-                    warmup_large=_scaled(e.get("warmup_large"), scale, 1),
+                    iterations=_scaled(counts["iterations"], scale, 5),
+                    iterations_large=_scaled(counts["iterations_large"], scale, 3),
+                    warmup=_scaled(counts["warmup"], scale, 2),
+                    warmup_large=_scaled(counts["warmup_large"], scale, 1),
                     batch=None if e.get("batch") is None else str(e["batch"]),
                     placement=e.get("placement"), cpus=e.get("cpus"),
-                    launcher=str(e.get("launcher", "auto")), launch_id=k, np=np_,
+                    launcher=launcher, launch_id=k, np=np_,
                     extra_args=[str(a) for a in extra], nodes=nodes, hosts=[h.strip() for h in hosts],
                     launcher_args=[str(a) for a in launcher_args],
-                    timeout=float(e.get("timeout", top_timeout))))
+                    timeout=timeout))
     runs = interleave(runs)
     compare = doc.get("compare", [])
+    ids = sorted({r.config_id for r in runs})
+    if not isinstance(compare, list):
+        raise InputError(f"{path}: [[compare]] must be a list of tables")
     for c in compare:
         if not isinstance(c, dict) or not {"a", "b"} <= set(c):
             raise InputError(f"{path}: each [[compare]] needs a = \"run id\" and b = \"run id\"")
+        for side in ("a", "b"):
+            if str(c[side]) not in ids:
+                raise InputError(f"{path}: [[compare]] {side} = {c[side]!r} is no run of this campaign "
+                                 f"(the runs: {', '.join(ids)})")
     return Campaign(str(path), str(doc.get("title", path.stem)), doc.get("study"), runs,
                     [{"a": str(c["a"]), "b": str(c["b"])} for c in compare],
                     str(doc.get("description", "")))
@@ -212,6 +252,10 @@ def interleave(runs: list[RunSpec]) -> list[RunSpec]:
 def find_runner(explicit: str | None = None) -> str:
     """--runner, then $VERSUS_RUN, then PATH, then the build tree next to the sources."""
     root = Path(__file__).resolve().parents[2]
+    if explicit is not None:
+        explicit = explicit if os.sep in explicit else shutil.which(explicit) or explicit
+        if not vsmod.first_executable([explicit]):
+            raise InputError(f"--runner {explicit}: no executable there (give the path of versus-run)")
     found = vsmod.first_executable([explicit, os.environ.get("VERSUS_RUN"), shutil.which("versus-run"),
                               str(root / "build" / "core" / "versus-run")])
     if found:
@@ -327,9 +371,9 @@ def result_status(path: Path) -> str | None:
         if line.strip():
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return None
-            return rec.get("status") if rec.get("record") == "end" else None
+            return rec.get("status") if isinstance(rec, dict) and rec.get("record") == "end" else None
     return None
 
 
@@ -386,7 +430,7 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
     environ = dict(os.environ if environ is None else environ)
     environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    results.mkdir(parents=True, exist_ok=True)
+    output_dir(results, "results directory")
     info = probe_runner(find_runner(runner))
     have_nodes = nodes_available(environ, lab)
     if lab:
@@ -503,7 +547,7 @@ def cmd_campaign(args) -> int:
     camp = load_campaign(args.config, scale_from(args.quick))
     results = Path(args.results or Path("results") / Path(args.config).stem)
     if args.sbatch or args.submit:
-        results.mkdir(parents=True, exist_ok=True)
+        output_dir(results, "results directory")
         script = results / "campaign.sbatch"
         script.write_text(sbatch_script(camp, args.config, results, find_runner(args.runner), args.quick,
                                         args.report, args.sbatch_option or []), encoding="utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .argtypes import COUNT, PERCENT, POSITIVE, PROBABILITY
 from .load import InputError, load_files
 
 
@@ -52,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summary", help="statistics, fitted regimes and transitions of each run")
     s.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     s.add_argument("--json", action="store_true", help="print the analysis as JSON (docs/analysis.md)")
-    s.add_argument("--min-bytes", type=int, default=0, help="fit only sizes >= this")
-    s.add_argument("--penalty", type=float, default=None, help="penalty per regime (default: BIC, 3 ln m)")
+    s.add_argument("--min-bytes", type=COUNT, default=0, help="fit only sizes >= this")
+    s.add_argument("--penalty", type=POSITIVE, default=None, help="penalty per regime (default: BIC, 3 ln m)")
     add_include_invalid(s)
     s.set_defaults(func=_cmd_summary)
     c = sub.add_parser("compare", help="compare A against B size by size",
@@ -64,18 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated)")
     c.add_argument("b", metavar="B", help="result file of B (several launches: comma-separated)")
     c.add_argument("--json", action="store_true")
-    c.add_argument("--alpha", type=float, default=0.05, help="significance level after adjustment (default 0.05)")
+    c.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level after adjustment (default 0.05)")
     c.add_argument("--adjust", choices=["holm", "bh"], default="holm",
                    help="multiple-size adjustment: Holm (default) or Benjamini-Hochberg")
-    c.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    c.add_argument("--min-effect", type=float, default=2.0, metavar="PCT",
+    c.add_argument("--seed", type=COUNT, default=0, help="bootstrap seed")
+    c.add_argument("--min-effect", type=PERCENT, default=2.0, metavar="PCT",
                    help="a significant difference smaller than this (%%, default 2) is marked '=', "
                         "no practical difference")
     add_include_invalid(c)
     c.set_defaults(func=_cmd_compare)
     t = sub.add_parser("tables", help="the seed-study tables (variants, run statistics, control limits)")
     t.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
-    t.add_argument("--bytes", type=int, default=None,
+    t.add_argument("--bytes", type=COUNT, default=None,
                    help="size for the run-statistics table (default: smallest common size)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=_cmd_tables)
@@ -103,3 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print(f"versus {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -8,6 +8,7 @@ command line turns it into exit status 2.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -19,6 +20,21 @@ SCHEMA_VERSIONS = (1,)
 
 class InputError(Exception):
     """Input that cannot be analysed (bad file, unknown schema, incomparable runs)."""
+
+
+def output_dir(path, what: str = "output directory"):
+    """Make the directory path (and its parents) or say why not: an existing file there, or a
+    place this user cannot write.  Returns it as a Path."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{what} {p}: a file of that name exists; give a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as ex:
+        raise InputError(f"{what} {p}: cannot create it ({ex.strerror or ex}); give a directory you can write")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {p}: not writable; give a directory you can write")
+    return p
 
 
 @dataclass
@@ -281,6 +297,8 @@ def load_file(path: str | Path) -> list[Run]:
                 cur.warnings.append(f"{where}: last line cut short (run killed while writing); ignored")
                 continue
             raise InputError(f"{where}: malformed line: {ex.msg} (column {ex.colno})") from None
+        except RecursionError:
+            raise InputError(f"{where}: malformed line: nested too deeply to be a versus record") from None
         if not isinstance(obj, dict) or "record" not in obj:
             raise InputError(f"{where}: malformed line: not an object with a 'record' field")
         kind = obj["record"]

@@ -25,7 +25,7 @@ import numpy as np
 from . import __version__
 from .analysis import Analysis, analyse_run, invalid_note
 from .compare import compare_runs, fmt_bytes, launch_spread
-from .load import InputError, Run, SizeRecord, configuration_key, load_file
+from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
 from .report_methods import methods_section
 from .report_studies import study_section
 from .stats import SizeStats
@@ -309,6 +309,21 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
         c.analysis = analyse_run(c.pooled, include_invalid=include_invalid) if c.pooled.sizes else None
         c.sizes = [size_dict(s) for s in c.analysis.sizes] if c.analysis else []
     study = study or next((m.get("study") for m in manifests if m.get("study")), None)
+    by_id = {c.id: c for c in configs}
+    for p in pairs or []:  # asked for on the command line: each must name two comparable configurations
+        for side in ("a", "b"):
+            if p[side] not in by_id:
+                raise InputError(f"--compare {p['a']},{p['b']}: no configuration {p[side]!r} in these results "
+                                 f"(the configurations: {', '.join(sorted(by_id))})")
+        if by_id[p["a"]].group != by_id[p["b"]].group:
+            raise InputError(f"--compare {p['a']},{p['b']}: {p['a']} measures {' '.join(by_id[p['a']].group)} and "
+                             f"{p['b']} {' '.join(by_id[p['b']].group)}: only runs of one pattern and variant compare")
+    for m in manifests:  # the campaign's own: a configuration that did not run is said, not an error
+        for p in m.get("compare", []):
+            gone = [p[k] for k in ("a", "b") if p[k] not in by_id]
+            if gone:
+                print(f"versus report: the campaign's comparison {p['a']} against {p['b']} is left out: "
+                      f"{', '.join(gone)} has no results", file=sys.stderr)
     pairs = (pairs or []) + [p for m in manifests for p in m.get("compare", [])]
     groups = []
     keys = sorted(dict.fromkeys(c.group for c in configs), key=lambda k: k[0] != "pingpong")
@@ -386,7 +401,7 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
                   include_invalid: bool = False) -> dict:
     from .render import html_env, latex_env
     runs, entries, manifests = collect(paths)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "report directory")
     samples = beside(write_samples_csv, runs, entries, out / "samples.csv", out / "samples.parquet")
     model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
     html = html_env().get_template("report.html.j2").render(m=model)

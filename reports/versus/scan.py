@@ -216,7 +216,7 @@ def _cmd_scan_report(args) -> int:
     import json
     import os
 
-    from .load import InputError, load_file
+    from .load import InputError, load_file, output_dir
     runs = [r for r in load_file(args.results) if r.pairs]
     if not runs:
         raise InputError(f"{args.results}: no pair records: not a scan (run versus-run --scan)")
@@ -225,10 +225,7 @@ def _cmd_scan_report(args) -> int:
     doc = {"source": args.results, "ranks": run.record.get("ranks"), "transport": run.transport.get("name"),
            "sizes": [s.to_dict() for s in scans], "summary": summary_text(run, scans)}
     if args.output:
-        try:
-            os.makedirs(args.output, exist_ok=True)
-        except OSError as ex:
-            raise InputError(f"cannot create {args.output}: {ex.strerror or ex}") from None
+        output_dir(args.output, "report directory")
         from .render import html_env
         figs = []
         for sc in scans:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from .fit import fit_segmented
-from .load import Run
+from .load import InputError, Run
 from .stats import describe, summarise_size
 from .transitions import classify
+from .units import run_meaning
 
 
 def _series_params(x: np.ndarray, y: np.ndarray) -> dict:
@@ -77,7 +78,8 @@ def run_statistics(runs: list[Run], nbytes: int | None = None) -> dict:
         d = describe(s.samples_ns / 1e3)
         d.update({"run": r.label, "source": r.source, "launch_id": r.launch_id})
         per_run.append(d)
-    return {"bytes": nbytes, "unit": "us round trip", "runs": per_run,
+    unit = f"us, {run_meaning(runs[0]).sample_label}" if runs else "us"
+    return {"bytes": nbytes, "unit": unit, "runs": per_run,
             "across_runs": describe([d["mean"] for d in per_run])}
 
 
@@ -96,5 +98,13 @@ def control_limits(runs: list[Run]) -> list[dict]:
 
 
 def study_tables(runs: list[Run], nbytes: int | None = None) -> dict:
+    """The three tables over runs of one pattern (their samples mean one thing; variants of it may
+    differ, that is what seed 000 compares)."""
+    patterns = sorted({r.pattern or "pingpong" for r in runs})
+    if len(patterns) > 1:
+        which = "; ".join(f"{p}: {', '.join(r.label for r in runs if (r.pattern or 'pingpong') == p)}"
+                          for p in patterns)
+        raise InputError(f"the tables take runs of one pattern (their samples must mean one thing); these "
+                         f"mix {', '.join(patterns)} ({which}): give the runs of one pattern")
     return {"variants": variant_table(runs), "run_statistics": run_statistics(runs, nbytes),
             "control_limits": control_limits(runs)}
