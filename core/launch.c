@@ -1,6 +1,7 @@
 /* Launching without MPI: launcher environment detection and the embedded
  * local launcher.  The TCP rendezvous bootstrap is in launch_tcp.c. */
 #include "launch.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -268,7 +269,7 @@ static void vs_children_signal(const pid_t *pids, const int *done, int n, int si
  * are left alone); returns how many are still running. */
 static int vs_children_reap(const pid_t *pids, int *done, int *codes, int n, int killed_by_us)
 {
-    int alive = 0;
+    int alive = 0, bad = -1;
     for (int r = 0; r < n; r++) {
         int status;
         if (done[r] || waitpid(pids[r], &status, WNOHANG) <= 0) {
@@ -286,7 +287,14 @@ static int vs_children_reap(const pid_t *pids, int *done, int *codes, int n, int
             fprintf(stderr, "versus-run: rank %d was killed by signal %d (%s)%s\n", r, sig,
                     strsignal(sig), killed_by_us ? " after the grace period" : "");
         }
+        if (codes[r] != 0 && bad < 0 && !killed_by_us)
+            bad = r;
     }
+    /* a rank that ended badly: the others are told at once (libraries that
+     * busy-poll a dead peer would otherwise wait for the whole timeout) */
+    for (int r = 0; bad >= 0 && r < n; r++)
+        if (!done[r] && pids[r] > 0)
+            sigqueue(pids[r], VS_PEER_ENDED_SIGNAL, (union sigval){.sival_int = bad});
     return alive;
 }
 

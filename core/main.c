@@ -25,6 +25,7 @@
 #include "timer.h"
 #include "topts.h"
 #include "version.h"
+#include "sweep.h"
 #include "watchdog.h"
 #include "writer.h"
 
@@ -478,6 +479,8 @@ static int run(const vs_options_t *o)
     s.lenv.size = 1;
     int code;
     (void)vs_provenance_copy_thresholds(); /* forks the loader: before any library starts */
+    (void)vs_shm_sweep(NULL); /* what runs that died left in /dev/shm */
+    vs_watchdog_catch();      /* before the local launcher forks the ranks */
     if (load(&s, &code))
         return code;
     s.r = (vs_run_t){.ops = s.mod.ops, .opt = o, .wd = &s.wd, .table = &s.table};
@@ -507,6 +510,15 @@ int main(int argc, char **argv)
         case VS_ACTION_VERSION: printf("versus-run %s (%s)\n", VS_VERSION, VS_REVISION); code = EXIT_OK; break;
         case VS_ACTION_LIST: code = vs_module_list(stdout, o.json) ? EXIT_FAIL : EXIT_OK; break;
         case VS_ACTION_TOPOLOGY: code = vs_topology_print(stdout) ? EXIT_FAIL : EXIT_OK; break;
+        case VS_ACTION_CLEANUP: {
+            int n = vs_shm_sweep(stdout);
+            if (n < 0)
+                fprintf(stderr, "versus-run: --cleanup: cannot read /dev/shm: %s\n", strerror(-n));
+            else
+                printf("versus-run: %d segment%s of ended runs removed\n", n, n == 1 ? "" : "s");
+            code = n < 0 ? EXIT_FAIL : EXIT_OK;
+            break;
+        }
         default: code = run(&o); break;
         }
     }

@@ -114,6 +114,8 @@ void vs_options_usage(FILE *out)
 "                            the measuring pair)\n"
 "      --cpus LIST           explicit processing unit per rank, e.g. 0,1\n"
 "      --topology            print what hwloc sees and which placements are possible\n"
+"      --cleanup             remove the shared-memory segments of runs that died\n"
+"                            (every run also does this as it starts)\n"
 "\n"
 "Exit status: 0 ok, 1 run failed, 2 bad usage or input, 77 transport cannot run here.\n",
         out);
@@ -138,7 +140,7 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 enum {
     OPT_LIST = 1000, OPT_JSON, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
     OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
-    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS, OPT_SCAN, OPT_SERIAL, OPT_SHUFFLE_PAIRS, OPT_PASSES,
+    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS, OPT_SCAN, OPT_SERIAL, OPT_SHUFFLE_PAIRS, OPT_PASSES, OPT_CLEANUP,
 };
 
 static const struct option long_opts[] = {
@@ -178,6 +180,7 @@ static const struct option long_opts[] = {
     VS_METHOD_LONG_OPTS,
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
+    {"cleanup", no_argument, 0, OPT_CLEANUP},
     {0, 0, 0, 0},
 };
 
@@ -338,6 +341,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         case VS_OPT_METHOD_FIRST ... VS_OPT_METHOD_LAST: rc = vs_method_parse(&o->method, c, optarg, err, errlen); break;
         case 'h': o->action = VS_ACTION_HELP; return 0;
         case OPT_VERSION: o->action = VS_ACTION_VERSION; return 0;
+        case OPT_CLEANUP: o->action = VS_ACTION_CLEANUP; break;
         case ':':
             snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
             rc = -EINVAL;

@@ -13,7 +13,7 @@
 
 #define VS_MAX_TOPTS 32
 
-typedef enum { VS_ACTION_RUN, VS_ACTION_HELP, VS_ACTION_VERSION, VS_ACTION_LIST, VS_ACTION_TOPOLOGY } vs_action_t;
+typedef enum { VS_ACTION_RUN, VS_ACTION_HELP, VS_ACTION_VERSION, VS_ACTION_LIST, VS_ACTION_TOPOLOGY, VS_ACTION_CLEANUP } vs_action_t;
 
 typedef struct vs_options {
     vs_action_t action;

@@ -13,8 +13,30 @@
 /* The one piece of process-wide state: signal numbers arrive through a
  * handler, which can only reach static storage. */
 static volatile sig_atomic_t vs_caught_signal;
+static volatile sig_atomic_t vs_peer_ended; /* 1 + the rank the local launcher saw end badly */
 
 static void on_signal(int sig) { vs_caught_signal = sig; }
+
+static void on_peer_ended(int sig, siginfo_t *info, void *ctx)
+{
+    (void)sig, (void)ctx;
+    if (info->si_code == SI_QUEUE)
+        vs_peer_ended = 1 + info->si_value.sival_int;
+}
+
+void vs_watchdog_catch(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = NULL;
+    sa.sa_sigaction = on_peer_ended;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(VS_PEER_ENDED_SIGNAL, &sa, NULL);
+}
 
 void vs_watchdog_phase(vs_watchdog_t *wd, const char *phase, uint64_t bytes)
 {
@@ -76,6 +98,12 @@ static void *watch(void *arg)
         pthread_mutex_unlock(&wd->lock);
         if (stop)
             return NULL;
+        if (vs_peer_ended) {
+            describe(wd, what, sizeof what);
+            snprintf(msg, sizeof msg, "rank %d ended abnormally (the local launcher says so) during %s; "
+                     "this rank stops too", (int)vs_peer_ended - 1, what);
+            finish(wd, "error", msg, 1);
+        }
         if (vs_caught_signal) {
             describe(wd, what, sizeof what);
             snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s",
@@ -114,13 +142,7 @@ int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank)
         pthread_cond_destroy(&wd->wake);
         return -rc;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    /* the measuring thread never takes these: the watchdog acts on them */
+    vs_watchdog_catch(); /* the watchdog acts on them, the measuring thread never does */
     if ((rc = pthread_create(&wd->thread, NULL, watch, wd))) {
         pthread_mutex_destroy(&wd->lock);
         pthread_cond_destroy(&wd->wake);
@@ -146,4 +168,5 @@ void vs_watchdog_stop(vs_watchdog_t *wd)
      * one arrived while stopping: the run ends with its own status anyway */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(VS_PEER_ENDED_SIGNAL, SIG_IGN);
 }

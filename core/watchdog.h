@@ -5,6 +5,7 @@
 #define VS_WATCHDOG_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -23,6 +24,14 @@ typedef struct vs_watchdog {
     pthread_cond_t wake;
     int stop, running;
 } vs_watchdog_t;
+
+/* The local launcher tells a rank that another ended badly with this signal,
+ * the rank in its value (sigqueue). */
+#define VS_PEER_ENDED_SIGNAL SIGUSR1
+
+/* Catch SIGINT, SIGTERM and VS_PEER_ENDED_SIGNAL (noted for the watchdog):
+ * before the local launcher forks, so that no rank meets them unprepared. */
+void vs_watchdog_catch(void);
 
 /* Start the thread and install SIGINT/SIGTERM handling.  Returns 0 or -errno. */
 int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank);

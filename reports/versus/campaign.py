@@ -381,6 +381,70 @@ def _tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+def _stop_group(p: subprocess.Popen) -> None:
+    """SIGTERM to the run's process group (the runner writes its end record), SIGKILL after 5 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived while the campaign ran (signum says which)."""
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by signal {signum}")
+        self.signum = signum
+
+
+class ResultsLock:
+    """One campaign at a time in a results directory: a lock file holding the owner's pid.  A lock
+    whose process is gone is stale and taken over (said on stderr)."""
+    def __init__(self, results: Path, stream):
+        self.path = results / ".campaign.lock"
+        self.stream = stream
+
+    def __enter__(self):
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    pid = int(self.path.read_text(encoding="utf-8").split()[0])
+                except (OSError, ValueError, IndexError):
+                    pid = None
+                if pid is not None and _alive(pid):
+                    raise InputError(f"results directory {self.path.parent}: another campaign (pid {pid}) is "
+                                     "running in it; wait for it, stop it, or give another --results") from None
+                print(f"versus campaign: removing the stale lock of pid {pid} in {self.path.parent}",
+                      file=self.stream)
+                self.path.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(f"{os.getpid()}\n")
+            return self
+        raise InputError(f"results directory {self.path.parent}: cannot take its lock {self.path}")
+
+    def __exit__(self, *exc):
+        self.path.unlink(missing_ok=True)
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
     """Run one command in its own process group; kill the group on timeout."""
     t0 = time.monotonic()
@@ -395,18 +459,16 @@ def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
         timed_out = False
     except subprocess.TimeoutExpired:
         timed_out = True
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                out, err = p.communicate(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        else:
+        _stop_group(p)
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
             out, err = "", ""
+    except BaseException:
+        # interrupted (Ctrl-C, SIGTERM): the run's whole process group goes with us; the
+        # runner writes its end record on SIGTERM, then it gets SIGKILL after 5 s
+        _stop_group(p)
+        raise
     dur = time.monotonic() - t0
     rc = p.returncode
     if timed_out:
@@ -438,6 +500,30 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
         if not vslab.status()["up"]:
             raise InputError("--lab: the lab is down: start it with 'versus lab up' (see versus lab up --help)")
     entries = []
+    with ResultsLock(results, stream), _signals_raise():
+        try:
+            _run_all(camp, results, info, have_nodes, environ, lab, stream, entries)
+        except (KeyboardInterrupt, Interrupted) as ex:
+            _write_manifest(results, camp, info, entries)
+            raise Interrupted(ex.signum if isinstance(ex, Interrupted) else int(signal.SIGINT)) from None
+    return _write_manifest(results, camp, info, entries)
+
+
+class _signals_raise:
+    """While a campaign runs, SIGTERM (and SIGINT) raise Interrupted in the main thread."""
+    def __enter__(self):
+        def handler(signum, frame):
+            raise Interrupted(signum)
+        self.old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+        return self
+
+    def __exit__(self, *exc):
+        for sig, h in self.old.items():
+            signal.signal(sig, h)
+        return False
+
+
+def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> None:
     bar = Progress(len(camp.runs), stream)
     for spec in camp.runs:
         out = results / spec.filename
@@ -473,7 +559,15 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
             bar.start(spec.id)
             if out.exists():
                 out.unlink()
-            res = execute(spec, cmd, {**environ, **spec.env}, spec.timeout)
+            try:
+                res = execute(spec, cmd, {**environ, **spec.env}, spec.timeout)
+            except (KeyboardInterrupt, Interrupted) as ex:
+                signum = ex.signum if isinstance(ex, Interrupted) else int(signal.SIGINT)
+                entry.update(command=cmd, status="interrupted",
+                             note=f"stopped by signal {signum} to the campaign; the sizes it finished are in "
+                                  "its file, the runs after it were not started")
+                entries.append(entry)
+                raise Interrupted(signum) from None
             entry.update(command=cmd, **res)
             if res["status"] == "ok" and result_status(out) != "ok":
                 entry.update(status="failed", note="exit 0 but the result file has no 'end' record with status ok")
@@ -485,7 +579,6 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
         entries.append(entry)
         _write_manifest(results, camp, info, entries)
     bar.close()
-    return _write_manifest(results, camp, info, entries)
 
 
 def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: list) -> dict:
@@ -565,7 +658,13 @@ def cmd_campaign(args) -> int:
         print(f"versus campaign: submitted {script} as job {p.stdout.strip()}; results in {results}",
               file=sys.stderr)
         return 0
-    man = run_campaign(camp, results, args.runner, lab=args.lab)
+    try:
+        man = run_campaign(camp, results, args.runner, lab=args.lab)
+    except Interrupted as ex:
+        print(f"versus campaign: interrupted by signal {ex.signum}; the run in progress was stopped; "
+              f"what finished is in {results} (the manifest says which); run the same command to resume",
+              file=sys.stderr)
+        return 128 + ex.signum
     c = man["counts"]
     print(f"versus campaign: {len(man['runs'])} runs: "
           + ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
