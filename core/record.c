@@ -494,6 +494,21 @@ static void pair_json(const vs_run_t *r, int a, int b, vs_json_t *j)
     vs_json_kbool(j, "same_host", !strcmp(ha, hb));
 }
 
+/* "samples_check": two sums of the samples modulo 2^64, the plain one and
+ * the one weighted by position (1, 2, ...), as 32 hex digits: the loader
+ * recomputes them, so a sample changed, lost or moved after writing is caught. */
+static void samples_check(vs_json_t *j, const int64_t *s, long n)
+{
+    uint64_t plain = 0, weighted = 0;
+    for (long i = 0; i < n; i++) {
+        plain += (uint64_t)s[i];
+        weighted += (uint64_t)(i + 1) * (uint64_t)s[i];
+    }
+    char hex[40];
+    snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)plain, (unsigned long long)weighted);
+    vs_json_kstr(j, "samples_check", hex);
+}
+
 int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
                    int64_t *const *series, long n, uint64_t elapsed_ns)
 {
@@ -514,6 +529,7 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
             vs_json_int(&j, series[k][i]);
         vs_json_arr_end(&j);
     }
+    samples_check(&j, series[0], n);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     if (r->pair_ranks[0] >= 0) {
         vs_json_key(&j, "pair");
@@ -552,6 +568,7 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     for (long i = 0; i < n; i++)
         vs_json_int(&j, samples[i]);
     vs_json_arr_end(&j);
+    samples_check(&j, samples, n);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     vs_json_obj_end(&j);
     return emit(r, &j, 1);

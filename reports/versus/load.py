@@ -206,6 +206,26 @@ def _int_array(values: Any, where: str, name: str) -> np.ndarray:
     return arr
 
 
+def samples_check(samples: np.ndarray) -> str:
+    """The runner's "samples_check": the sum and the position-weighted sum (1, 2, ...) of the
+    samples modulo 2^64, as 32 hex digits."""
+    s = samples.astype(np.int64).view(np.uint64)
+    with np.errstate(over="ignore"):
+        plain = int(s.sum(dtype=np.uint64))
+        weighted = int((s * np.arange(1, s.size + 1, dtype=np.uint64)).sum(dtype=np.uint64))
+    return f"{plain:016x}{weighted:016x}"
+
+
+def _checked(obj: dict[str, Any], samples: np.ndarray, where: str) -> None:
+    """A record that carries samples_check must match it (older records carry none)."""
+    want = obj.get("samples_check")
+    if want is None:
+        return
+    if not isinstance(want, str) or samples_check(samples) != want.lower():
+        raise InputError(f"{where}: the samples do not match the record's samples_check: the line was changed "
+                         "or damaged after the run wrote it; measure again or restore the file")
+
+
 def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     b = obj.get("bytes")
     if not isinstance(b, int) or isinstance(b, bool) or b < 0:
@@ -213,6 +233,7 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     samples = _int_array(obj.get("samples_ns"), where, "samples_ns")
     if samples.size and samples.min() < 0:
         raise InputError(f"{where}: negative sample in 'samples_ns'")
+    _checked(obj, samples, where)
     batch = obj.get("batch", 1)
     if not isinstance(batch, int) or batch < 1:
         raise InputError(f"{where}: 'batch' must be a positive integer")
@@ -253,6 +274,7 @@ def _pair_record(obj: dict[str, Any], where: str) -> PairRecord:
     samples = _int_array(obj.get("samples_ns"), where, "samples_ns")
     if samples.size == 0 or samples.min() < 0:
         raise InputError(f"{where}: pair record needs non-negative samples")
+    _checked(obj, samples, where)
     hosts = obj.get("hosts") if isinstance(obj.get("hosts"), list) and len(obj.get("hosts")) == 2 else ["?", "?"]
     return PairRecord(ranks, (str(hosts[0]), str(hosts[1])), bool(obj.get("same_host", hosts[0] == hosts[1])),
                       b, samples, int(obj.get("pass", 0) or 0), int(obj.get("round", 0) or 0))
