@@ -2,7 +2,7 @@
 rank on each, the scan over versus's tcp transport and `versus scan-report --json` on its records.
 
 - one slow host (--slow c:100, tbf on box-c's link both ways): in each of three launches the report
-  names box-c as the one bad host at 1 MiB and no bad link; at 8 B (which the token bucket lets
+  names box-c as the one bad host at 256 KiB and no bad link; at 8 B (which the token bucket lets
   through) it names nothing;
 - one slow link (--slow-link a-b:100, only the traffic between box-a and box-b limited): in each of
   three launches it names the link box-a-box-b and nothing else, no bad host;
@@ -27,7 +27,8 @@ d = vt.tmpdir()
 def scan(tag, launch):
     out = f"{d}/{tag}-{launch}.jsonl"
     mode = ["--serial"] if launch == 0 else []
-    rc, err, table, rcs = on_boxes("tcp", out, ["--scan", *mode, "--passes", "3", "--placement", "none"],
+    rc, err, table, rcs = on_boxes("tcp", out, ["--scan", *mode, "--sizes", "8,256K", "--passes", "3",
+                                                 "--placement", "none"],
                                    boxes=("a", "b", "c", "d"))
     vt.check(rc == 0 and rcs == [0, 0, 0], f"{tag} launch {launch}: the four ranks exit 0 ({rc}, {rcs})")
     pairs = [json.loads(ln) for ln in open(out, encoding="utf-8") if '"record":"pair"' in ln]
@@ -45,9 +46,9 @@ try:
     lab("up", "--boxes", "4", "--slow", "c:100")
     for k in range(LAUNCHES):
         by = scan("slow-host", k)
-        big, small = by[1048576], by[8]
+        big, small = by[262144], by[8]
         vt.check(big["bad_hosts"] == ["box-c"] and big["bad_links"] == [],
-                 f"slow host, launch {k}: 1 MiB names box-c and only it ({big['bad_hosts']}, {big['bad_links']})")
+                 f"slow host, launch {k}: 256 KiB names box-c and only it ({big['bad_hosts']}, {big['bad_links']})")
         vt.check(small["bad_hosts"] == [] and small["bad_links"] == [],
                  f"slow host, launch {k}: 8 B names nothing ({small['bad_hosts']}, {small['bad_links']})")
     lab("up", "--boxes", "4", "--slow-link", "a-b:100")
@@ -56,10 +57,10 @@ try:
              "--slow-link a-b: only box-a and box-b shape their traffic (htb)")
     for k in range(LAUNCHES):
         by = scan("slow-link", k)
-        big, small = by[1048576], by[8]
+        big, small = by[262144], by[8]
         links = [tuple(x["hosts"]) for x in big["bad_links"]]
         vt.check(links == [("box-a", "box-b")] and big["bad_hosts"] == [],
-                 f"slow link, launch {k}: 1 MiB names the link box-a-box-b and nothing else "
+                 f"slow link, launch {k}: 256 KiB names the link box-a-box-b and nothing else "
                  f"({links}, {big['bad_hosts']})")
         vt.check(small["bad_hosts"] == [] and small["bad_links"] == [],
                  f"slow link, launch {k}: 8 B names nothing ({small['bad_hosts']}, {small['bad_links']})")
