@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include "launch.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -416,6 +418,15 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         /* -n without --launch local would be silently ignored */
         snprintf(err, errlen, "-n/--np is for --launch local; under mpirun/mpiexec/srun give the rank count to the launcher");
         return -EINVAL;
+    }
+    if (o->rendezvous) {
+        char host[256];
+        int port;
+        if (vs_launch_addr_parse(o->rendezvous, host, sizeof host, &port) < 0) {
+            snprintf(err, errlen, "--rendezvous '%s': expected HOST:PORT with a port from 1 to 65535 "
+                     "(e.g. node01:47000)", o->rendezvous);
+            return -EINVAL;
+        }
     }
     if (o->launch_local && o->rendezvous) {
         snprintf(err, errlen, "--rendezvous cannot be combined with --launch local");

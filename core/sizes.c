@@ -134,6 +134,11 @@ int vs_sizes_parse(const char *spec, vs_sizes_t *out, char *err, size_t errlen)
         snprintf(err, errlen, "empty size schedule");
         return -EINVAL;
     }
+    size_t len = strlen(spec);
+    if (len == 0 || spec[0] == ',' || spec[len - 1] == ',' || strstr(spec, ",,")) {
+        snprintf(err, errlen, "size schedule '%s' has an empty item (sizes are separated by single commas)", spec);
+        return -EINVAL;
+    }
     char *copy = strdup(spec);
     if (!copy)
         return -ENOMEM;
