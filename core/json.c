@@ -1,4 +1,5 @@
 #include "json.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -84,11 +85,17 @@ void vs_json_obj_end(vs_json_t *j) { close_(j, '}'); }
 void vs_json_arr_begin(vs_json_t *j) { open_(j, '['); }
 void vs_json_arr_end(vs_json_t *j) { close_(j, ']'); }
 
+/* A JSON string of s: the escapes JSON needs, and a byte that is not part of
+ * valid UTF-8 (a host name, an argument, an environment value can hold one)
+ * written as U+FFFD, so that every record is valid UTF-8. */
 static void quoted(vs_json_t *j, const char *s)
 {
     put(j, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t left = strlen((const char *)p);
+    while (*p) {
         char esc[8];
+        size_t k = 1;
         switch (*p) {
         case '"': puts_(j, "\\\""); break;
         case '\\': puts_(j, "\\\\"); break;
@@ -99,10 +106,15 @@ static void quoted(vs_json_t *j, const char *s)
             if (*p < 0x20) {
                 snprintf(esc, sizeof esc, "\\u%04x", *p);
                 puts_(j, esc);
+            } else if ((k = vs_utf8_seq(p, left)) > 0) {
+                put(j, (const char *)p, k);
             } else {
-                put(j, (const char *)p, 1);
+                puts_(j, "\\ufffd");
+                k = 1;
             }
         }
+        p += k;
+        left -= k;
     }
     put(j, "\"", 1);
 }

@@ -234,7 +234,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     vs_method_defaults(&o->method);
     long v;
     int c, rc = 0, counts_set = 0;
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then also forgets where it was in the previous argv */
     opterr = 0;
     while (!rc && (c = getopt_long(argc, argv, ":t:o:p:V:s:i:w:b:O:qvL:n:T:h", long_opts, NULL)) != -1) {
         if ((rc = once(c, seen, &n_seen, err, errlen)))

@@ -75,7 +75,9 @@ int main(void)
     expect_bad("2G", "larger than the maximum");
     expect_bad("10X", "bad size");
     expect_bad("0:1G:+1", "more than");
-    expect_bad(",,", "no sizes");
+    expect_bad(",,", "empty item");
+    expect_bad("8,,16", "empty item");
+    expect_bad("8,", "empty item");
 
     {
         char *a[] = {"versus-run", "--transport", "x", "--iterations", "-3", NULL};
