@@ -16,7 +16,7 @@ packages=(
   libopenmpi-dev openmpi-bin libmpich-dev mpich
   libucx-dev ucx-utils libfabric-dev libfabric-bin libhwloc-dev hwloc
   python3 python3-venv python3-dev
-  netpipe-tcp netpipe-openmpi procps iproute2 util-linux slurm-wlm munge
+  netpipe-tcp netpipe-openmpi procps iproute2 util-linux slurm-wlm munge clang
   texlive-latex-base texlive-latex-recommended texlive-latex-extra poppler-utils chromium
 )
 
@@ -51,6 +51,17 @@ setup_python() {
   fi
 }
 
+# The sanitizer and fuzzing build: clang with ASan and UBSan, the libFuzzer harnesses.
+asan=${VERSUS_ASAN_BUILD_DIR:-build-asan}
+setup_asan_build() {
+  if [ ! -f "$asan/build.ninja" ]; then
+    say "configuring the sanitizer build in $asan (clang, ASan + UBSan, fuzz harnesses)"
+    CC=clang meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true \
+      -Dpython="$here/$venv/bin/python"
+  fi
+  ninja -C "$asan"
+}
+
 setup_build() {
   if [ ! -f "$build/build.ninja" ]; then
     say "configuring the Meson build in $build"
@@ -76,7 +87,12 @@ export PATH="$here/$build/core:$here/$venv/bin:$PATH"
 
 if [ "$cmd" = test ]; then
   say "running the test suite"
-  exec meson test -C "$build" --print-errorlogs --num-processes 1
+  meson test -C "$build" --print-errorlogs --num-processes 1
+  say "the C unit tests, shm, tcp, launch, methodology and pattern suites under ASan and UBSan; the fuzzers"
+  setup_asan_build
+  VERSUS_FUZZ_SECONDS=${VERSUS_FUZZ_SECONDS:-10} exec meson test -C "$asan" --setup asan --print-errorlogs \
+    --num-processes 2 --suite core --suite shm --suite tcp --suite launch --suite methodology \
+    --suite patterns --suite fuzz --no-suite timing
 fi
 
 say "local comparison of every transport built here"

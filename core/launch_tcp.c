@@ -568,7 +568,7 @@ static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, siz
     if (len)
         memcpy(all, mine, len);
     for (int r = 1; r < bs->size; r++)
-        if ((rc = vs_frame_recv(t->fds[r], seq, (char *)all + (size_t)r * len, len, deadline)) < 0)
+        if ((rc = vs_frame_recv(t->fds[r], seq, len ? (char *)all + (size_t)r * len : NULL, len, deadline)) < 0)
             return vs_tcp_report(t, r, rc, what);
     for (int r = 1; bcast && r < bs->size; r++)
         if ((rc = vs_frame_send(t->fds[r], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline)) < 0)
