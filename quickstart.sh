@@ -43,7 +43,7 @@ setup_python() {
     say "creating the Python virtual environment $venv"
     python3 -m venv "$venv"
   fi
-  if ! "$venv/bin/python" -c 'import versus, pytest' 2>/dev/null || [ reports/pyproject.toml -nt "$venv/.versus-installed" ]; then
+  if ! "$venv/bin/python" -c 'import versus, pytest, hypothesis' 2>/dev/null || [ reports/pyproject.toml -nt "$venv/.versus-installed" ]; then
     say "installing the versus Python package and its dependencies"
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q -e 'reports[test]'
