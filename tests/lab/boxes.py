@@ -27,6 +27,20 @@ def leftovers():
     return ours + [f"/etc/netns/{d}" for d in files if d.startswith("versus-box-")]
 
 
+def refused_ups(cases):
+    """Each (arguments, word): versus lab up with them exits 2 with the word in its message."""
+    for args, what in cases:
+        p = vt.run_cmd(VERSUS + ["lab", "up", *args], timeout=30)
+        vt.check(p.returncode == 2 and what in p.stderr, f"versus lab up {' '.join(args)} exits 2 ({p.stderr.strip()})")
+
+
+def down_and_check():
+    """versus lab down, then: nothing of the lab is left."""
+    lab("down", check=False)
+    left = leftovers()
+    vt.check(not left, f"down leaves no box, no switch and no host file ({left})")
+
+
 def on_boxes(transport, out, extra=(), env=(), boxes=("a", "b"), timeout=120):
     """One rank of versus-run on each box (rank 0 on the first, where they meet through the
     rendezvous, writing out); returns rank 0's exit status, stderr and stdout and the others'
