@@ -246,8 +246,9 @@ static vs_table_row_t *aggregate_row(vs_run_t *r, size_t bytes)
 }
 
 static const vs_table_layout_t aggregate_layout = {
-    .legend = "every pair at once: all pairs' bytes (messages) over the slowest pair's time; osu_mbw_mr divides "
-              "by the mean time instead (1 MB = 1e6 B)",
+    .legend = "every pair at once: all pairs' bytes (messages) over the time all of them took (on one host from "
+              "the first start to the last end, else the slowest pair's); osu_mbw_mr divides by the mean time "
+              "instead (1 MB = 1e6 B)",
     .ncol = 4,
     .head = {"Aggregate [MB/s]", "Rate [msg/s]", "Mean-time [MB/s]", "Slowest pair [MB/s]"},
     .decimals = {2, 0, 2, 2},

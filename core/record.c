@@ -276,6 +276,24 @@ static void json_env(const vs_transport_ops_t *ops, vs_json_t *j)
     vs_json_obj_end(j);
 }
 
+/* Open a record of this kind: {"record":"<kind>", ... */
+static void begin(vs_json_t *j, const char *kind)
+{
+    vs_json_init(j);
+    vs_json_obj_begin(j);
+    vs_json_kstr(j, "record", kind);
+}
+
+/* "key": [v0, v1, ...] */
+static void int_array(vs_json_t *j, const char *key, const int64_t *v, long n)
+{
+    vs_json_key(j, key);
+    vs_json_arr_begin(j);
+    for (long i = 0; i < n; i++)
+        vs_json_int(j, v[i]);
+    vs_json_arr_end(j);
+}
+
 int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
 {
     const vs_options_t *o = r->opt;
@@ -287,9 +305,7 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     snprintf(run_id, sizeof run_id, "%s-%s-%ld", when, host, (long)getpid());
 
     vs_json_t j;
-    vs_json_init(&j);
-    vs_json_obj_begin(&j);
-    vs_json_kstr(&j, "record", "run");
+    begin(&j, "run");
     vs_json_kint(&j, "schema", VS_RECORD_SCHEMA);
     vs_json_key(&j, "versus");
     vs_json_obj_begin(&j);
@@ -515,20 +531,13 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
     if (!r->writer)
         return 0;
     vs_json_t j;
-    vs_json_init(&j);
-    vs_json_obj_begin(&j);
-    vs_json_kstr(&j, "record", "size");
+    begin(&j, "size");
     vs_json_kint(&j, "bytes", (int64_t)bytes);
     vs_json_kint(&j, "iterations", n);
     vs_json_kint(&j, "warmup", warmup);
     vs_json_kint(&j, "batch", batch);
-    for (int k = 0; k < VS_MAX_SERIES && p->series[k]; k++) {
-        vs_json_key(&j, k == 0 ? "samples_ns" : p->series[k]);
-        vs_json_arr_begin(&j);
-        for (long i = 0; i < n; i++)
-            vs_json_int(&j, series[k][i]);
-        vs_json_arr_end(&j);
-    }
+    for (int k = 0; k < VS_MAX_SERIES && p->series[k]; k++)
+        int_array(&j, k == 0 ? "samples_ns" : p->series[k], series[k], n);
     samples_check(&j, series[0], n);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     if (r->pair_ranks[0] >= 0) {
@@ -552,9 +561,7 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     if (!r->writer)
         return 0;
     vs_json_t j;
-    vs_json_init(&j);
-    vs_json_obj_begin(&j);
-    vs_json_kstr(&j, "record", "pair");
+    begin(&j, "pair");
     vs_json_kint(&j, "pass", pass);
     vs_json_kint(&j, "round", round);
     if (slot >= 0)
@@ -563,11 +570,7 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     vs_json_kint(&j, "bytes", (int64_t)bytes);
     vs_json_kint(&j, "iterations", n);
     vs_json_kint(&j, "warmup", warmup);
-    vs_json_key(&j, "samples_ns");
-    vs_json_arr_begin(&j);
-    for (long i = 0; i < n; i++)
-        vs_json_int(&j, samples[i]);
-    vs_json_arr_end(&j);
+    int_array(&j, "samples_ns", samples, n);
     samples_check(&j, samples, n);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     vs_json_obj_end(&j);
@@ -581,9 +584,7 @@ int vs_record_aggregate(vs_run_t *r, size_t bytes, int pairs, long messages_per_
     double per_pair = (double)messages_per_pair * (double)bytes;
     double base = vs_pairs_time(t);
     vs_json_t j;
-    vs_json_init(&j);
-    vs_json_obj_begin(&j);
-    vs_json_kstr(&j, "record", "aggregate");
+    begin(&j, "aggregate");
     vs_json_kint(&j, "bytes", (int64_t)bytes);
     vs_json_kint(&j, "pairs", pairs);
     vs_json_kint(&j, "messages_per_pair", messages_per_pair);
