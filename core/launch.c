@@ -230,6 +230,12 @@ static void vs_child_setup(int rank, int n, pid_t parent, int lfd, int port,
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1);
+    /* the launcher's notice that another rank ended badly: a rank that did not
+     * arrange to act on it (vs_watchdog_catch) must not die of it */
+    struct sigaction peer;
+    if (sigaction(VS_PEER_ENDED_SIGNAL, NULL, &peer) == 0 && !(peer.sa_flags & SA_SIGINFO) &&
+        peer.sa_handler == SIG_DFL)
+        signal(VS_PEER_ENDED_SIGNAL, SIG_IGN);
     sigprocmask(SIG_SETMASK, oldmask, NULL);
 
     memset(child, 0, sizeof *child);
@@ -287,7 +293,9 @@ static int vs_children_reap(const pid_t *pids, int *done, int *codes, int n, int
             fprintf(stderr, "versus-run: rank %d was killed by signal %d (%s)%s\n", r, sig,
                     strsignal(sig), killed_by_us ? " after the grace period" : "");
         }
-        if (codes[r] != 0 && bad < 0 && !killed_by_us)
+        /* died, or failed its run (exit 1); a usage error (2) or a transport
+         * that cannot run here (77) is every rank's own verdict, not news */
+        if ((!WIFEXITED(status) || codes[r] == 1) && bad < 0 && !killed_by_us)
             bad = r;
     }
     /* a rank that ended badly: the others are told at once (libraries that
