@@ -103,6 +103,7 @@ typedef struct session {
     vs_transport_t *t;
     vs_bootstrap_t *bs;
     vs_writer_t *writer;
+    int writer_handed; /* the watchdog may end it (wd.writer) */
     vs_placement_t *pl;
     vs_table_t table;
     vs_run_t r;
@@ -377,6 +378,7 @@ static int prepare(session_t *s)
             return EXIT_FAIL;
         }
         atomic_store(&s->wd.writer, s->writer);
+        s->writer_handed = 1;
     }
     return EXIT_OK;
 }
@@ -401,9 +403,15 @@ static int measure(session_t *s)
         char msg[1200];
         const char *why = s->core.last_error[0] ? s->core.last_error : "";
         snprintf(msg, sizeof msg, "%s%s%s", r->err, why[0] ? ": " : "", why);
+        int sig = vs_watchdog_caught();
+        if (sig) { /* Ctrl-C ended a peer first and this rank saw it go */
+            char failed[1200];
+            snprintf(failed, sizeof failed, "%s", msg);
+            snprintf(msg, sizeof msg, "interrupted by signal %d (%s); then %s", sig, strsignal(sig), failed);
+        }
         fprintf(stderr, "%sversus-run: rank %d: %s: %s\n", nl, r->rank, o->transport, msg);
         if (s->writer)
-            vs_writer_end(s->writer, "error", msg);
+            vs_writer_end(s->writer, sig ? "interrupted" : "error", msg);
         code = exit_code_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
     } else if (r->invalid_sizes) {
         char msg[200];
@@ -445,7 +453,13 @@ static int measure(session_t *s)
 static void finish(session_t *s)
 {
     const vs_transport_ops_t *ops = s->mod.ops;
-    atomic_store(&s->wd.writer, NULL);
+    if (s->writer_handed && !atomic_exchange(&s->wd.writer, NULL)) {
+        /* the watchdog took the results file to end the run (a timeout, a signal, a peer
+         * that died) and exits the process once the end record is written: closing the
+         * file under it would free what it is writing (ThreadSanitizer found that) */
+        for (;;)
+            pause();
+    }
     vs_watchdog_phase(&s->wd, "shutting down", UINT64_MAX);
     free(s->hosts);
     free(s->partner);

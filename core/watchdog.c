@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -11,18 +12,24 @@
 #include "timer.h"
 
 /* The one piece of process-wide state: signal numbers arrive through a
- * handler, which can only reach static storage. */
-static volatile sig_atomic_t vs_caught_signal;
-static volatile sig_atomic_t vs_peer_ended; /* 1 + the rank the local launcher saw end badly */
+ * handler, which can only reach static storage.  The handler runs on whichever
+ * thread the signal lands on and the watchdog thread reads them: lock-free
+ * atomics (a volatile sig_atomic_t is only good within one thread; ThreadSanitizer
+ * reported it as a race on Ctrl-C). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may only touch lock-free atomics");
+static atomic_int vs_caught_signal;
+static atomic_int vs_peer_ended; /* 1 + the rank the local launcher saw end badly */
 
-static void on_signal(int sig) { vs_caught_signal = sig; }
+static void on_signal(int sig) { atomic_store(&vs_caught_signal, sig); }
 
 static void on_peer_ended(int sig, siginfo_t *info, void *ctx)
 {
     (void)sig, (void)ctx;
     if (info->si_code == SI_QUEUE)
-        vs_peer_ended = 1 + info->si_value.sival_int;
+        atomic_store(&vs_peer_ended, 1 + info->si_value.sival_int);
 }
+
+int vs_watchdog_caught(void) { return atomic_load(&vs_caught_signal); }
 
 void vs_watchdog_catch(void)
 {
@@ -58,7 +65,7 @@ static void describe(vs_watchdog_t *wd, char *buf, size_t len)
 static void finish(vs_watchdog_t *wd, const char *status, const char *msg, int code)
 {
     fprintf(stderr, "versus-run: rank %d: %s\n", wd->rank, msg);
-    vs_writer_t *w = atomic_load(&wd->writer);
+    vs_writer_t *w = atomic_exchange(&wd->writer, NULL); /* ours now: the run no longer closes it */
     if (w) {
         vs_writer_end(w, status, msg);
         fprintf(stderr, "versus-run: results measured so far are in %s\n", vs_writer_path(w));
@@ -98,16 +105,16 @@ static void *watch(void *arg)
         pthread_mutex_unlock(&wd->lock);
         if (stop)
             return NULL;
-        if (vs_peer_ended) {
+        int peer = atomic_load(&vs_peer_ended), sig = atomic_load(&vs_caught_signal);
+        if (peer) {
             describe(wd, what, sizeof what);
             snprintf(msg, sizeof msg, "rank %d ended abnormally (the local launcher says so) during %s; "
-                     "this rank stops too", (int)vs_peer_ended - 1, what);
+                     "this rank stops too", peer - 1, what);
             finish(wd, "error", msg, 1);
         }
-        if (vs_caught_signal) {
+        if (sig) {
             describe(wd, what, sizeof what);
-            snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s",
-                     (int)vs_caught_signal, strsignal(vs_caught_signal), what);
+            snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s", sig, strsignal(sig), what);
             finish(wd, "interrupted", msg, 1);
         }
         uint64_t b = atomic_load_explicit(&wd->beat, memory_order_relaxed), now = vs_now_ns();

@@ -33,6 +33,10 @@ typedef struct vs_watchdog {
  * before the local launcher forks, so that no rank meets them unprepared. */
 void vs_watchdog_catch(void);
 
+/* The SIGINT or SIGTERM caught so far, or 0: a run that fails because its peer was
+ * interrupted first (Ctrl-C reaches every rank) ends as interrupted, not as an error. */
+int vs_watchdog_caught(void);
+
 /* Start the thread and install SIGINT/SIGTERM handling.  Returns 0 or -errno. */
 int vs_watchdog_start(vs_watchdog_t *wd, double timeout_s, int rank);
 

@@ -78,7 +78,7 @@ int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size)
     if (j->oom)
         return -ENOMEM;
     pthread_mutex_lock(&w->lock);
-    int rc = w->ended ? -EPIPE : put_line(w, j->buf, j->len);
+    int rc = w->ended ? -ECANCELED : put_line(w, j->buf, j->len);
     if (!rc && is_size)
         w->end.sizes_completed++;
     pthread_mutex_unlock(&w->lock);

@@ -24,7 +24,8 @@ typedef void (*vs_writer_end_fn)(vs_json_t *j, const vs_writer_end_t *end);
 vs_writer_t *vs_writer_open(const char *path, vs_writer_end_fn format_end, char *err, size_t errlen);
 
 /* Append the record built in j (one JSON object) and flush it to disk.
- * Thread-safe.  Counts "size" records when is_size is set. */
+ * Thread-safe.  Counts "size" records when is_size is set.  -ECANCELED once the end
+ * record is written (by the watchdog, which then ends the process). */
 int vs_writer_record(vs_writer_t *w, const vs_json_t *j, int is_size);
 
 /* Write the end record once (later calls do nothing).  Thread-safe; safe to

@@ -3,12 +3,13 @@ transport under the local launcher, mpirun and mpiexec, a peer that never
 arrives, bad launcher environments, and a rank killed in the middle of a run.
 
 Usage: launch_integration.py CASE --transport NAME
-  CASE: launcher-local | launcher-mpirun | launcher-mpiexec | no-peer | bad-env | kill
+  CASE: launcher-local | launcher-mpirun | launcher-mpiexec | no-peer | bad-env | kill | interrupt
   NAME: a non-MPI transport module, or "auto" (the first of tcp, shm, ucx, ofi that was built)
 """
 import argparse
 import os
 import socket
+import signal
 import subprocess
 import sys
 import time
@@ -206,10 +207,55 @@ def case_kill(args):
     fail("the run always finished before rank 1 could be killed")
 
 
+def case_interrupt(args):
+    """Ctrl-C mid-run (SIGINT to the whole process group, as a terminal sends it): every rank's
+    watchdog ends it at once with status "interrupted", the sizes done are kept, and nothing
+    else is said: the measuring thread once went on to write a record after the watchdog's
+    end record and reported "cannot write the results file", then closed the file while the
+    watchdog still used it (ThreadSanitizer)."""
+    tmp = vstest.tmpdir()
+    out = os.path.realpath(os.path.join(tmp, "interrupted.jsonl"))
+    cmd = [vstest.RUNNER, "--launch", "local", "-n", "2", "--transport", args.transport,
+           "--sizes", "1:4M", "--iterations", "200000", "--timeout", "10", "--out", out, "--quiet"]
+    log("$ " + " ".join(cmd))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(), stdin=subprocess.DEVNULL, start_new_session=True)
+    t_end = time.monotonic() + 60
+    while time.monotonic() < t_end and proc.poll() is None and size_records(out) < 2:
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        fail(f"the run ended (rc={proc.returncode}) before it could be interrupted")
+    done_before = size_records(out)
+    os.killpg(proc.pid, signal.SIGINT)
+    t_int = time.monotonic()
+    try:
+        stdout, stderr = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        fail(f"the run did not end within 30 s of Ctrl-C\n{stderr}")
+    dt = time.monotonic() - t_int
+    log(f"interrupted after {done_before} size record(s); rc={proc.returncode} {dt:.2f} s later\n"
+        f"--- stderr\n{stderr}---")
+    check(proc.returncode == 1, f"the run exits 1 (got {proc.returncode})")
+    check(dt < 3, f"... within a second or two of Ctrl-C ({dt:.2f} s)")
+    check("interrupted by signal 2" in stderr, "stderr says 'interrupted by signal 2'")
+    check("cannot write the results file" not in stderr,
+          "nothing reports a write after the end record (the measuring thread waits for the watchdog's exit)")
+    run, sizes, end = vstest.read_jsonl(out)
+    check(len(sizes) >= done_before, f"the sizes done before Ctrl-C are kept ({len(sizes)} >= {done_before})")
+    check(all(len(s["samples_ns"]) == s["iterations"] >= 1 for s in sizes), "every size record is complete")
+    check(end is not None and end.get("status") == "interrupted",
+          f"the file ends with an end record of status interrupted ({end and end.get('status')})")
+    with open(out, encoding="utf-8") as f:
+        last = f.read().rstrip("\n").rsplit("\n", 1)[-1]
+    check('"record":"end"' in last.replace(" ", ""), "the end record is the file's last line")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=["launcher-local", "launcher-mpirun", "launcher-mpiexec",
-                                     "no-peer", "bad-env", "kill"])
+                                     "no-peer", "bad-env", "kill", "interrupt"])
     ap.add_argument("--transport", required=True, help="a non-MPI module, or 'auto' for the first one built")
     args = ap.parse_args()
     if args.transport == "auto":   # the case needs some non-MPI transport, any one
@@ -222,6 +268,8 @@ def main():
         case_no_peer(args)
     elif args.case == "bad-env":
         case_bad_env(args)
+    elif args.case == "interrupt":
+        case_interrupt(args)
     else:
         case_kill(args)
     log("PASS")
