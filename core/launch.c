@@ -306,6 +306,38 @@ static int vs_children_reap(const pid_t *pids, int *done, int *codes, int n, int
     return alive;
 }
 
+/* Whether a process is stopped (SIGSTOP, SIGTSTP, a debugger): it cannot act on
+ * the notice that a peer ended, nor reach its own timeout. */
+static int vs_pid_stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name in parentheses may hold anything */
+    return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+/* After a rank ended badly: the survivors that are stopped get SIGKILL at once (a
+ * stopped rank would otherwise hold the launch until timeout + grace).  Returns
+ * how many were killed. */
+static int vs_children_kill_stopped(const pid_t *pids, const int *done, int n)
+{
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        if (!done[r] && pids[r] > 0 && vs_pid_stopped(pids[r])) {
+            fprintf(stderr, "versus-run: rank %d is stopped (a SIGSTOP or a debugger) after another rank "
+                    "ended; killing it\n", r);
+            kill(pids[r], SIGKILL);
+            k++;
+        }
+    return k;
+}
+
 /* Parent side: wait for the ranks, forward SIGINT/SIGTERM, and once one rank
  * has ended give the others timeout_s + grace before SIGKILL.  done and codes
  * hold n zeroed entries.  Returns the exit code of the whole launch. */
@@ -318,10 +350,17 @@ static int vs_children_supervise(const pid_t *pids, int *done, int *codes, int n
     while ((alive = vs_children_reap(pids, done, codes, n, killed)) > 0) {
         if (alive < n && deadline == 0)
             deadline = vs_now() + allowed;
+        int bad = 0;
+        for (int r = 0; r < n; r++)
+            bad |= done[r] && codes[r] == 1;
+        /* a survivor told of a bad end acts within a second unless it is stopped */
+        double wake = deadline;
+        if (bad && !killed && vs_children_kill_stopped(pids, done, n) == 0 && vs_now() + 1.0 < deadline)
+            wake = vs_now() + 1.0;
         siginfo_t info;
         int sig;
-        if (deadline > 0) {
-            double left = deadline - vs_now();
+        if (wake > 0) {
+            double left = wake - vs_now();
             if (left < 0)
                 left = 0;
             struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };

@@ -3,7 +3,7 @@ transport under the local launcher, mpirun and mpiexec, a peer that never
 arrives, bad launcher environments, and a rank killed in the middle of a run.
 
 Usage: launch_integration.py CASE --transport NAME
-  CASE: launcher-local | launcher-mpirun | launcher-mpiexec | no-peer | bad-env | kill | interrupt
+  CASE: launcher-local | launcher-mpirun | launcher-mpiexec | no-peer | bad-env | kill | stop | interrupt
   NAME: a non-MPI transport module, or "auto" (the first of tcp, shm, ucx, ofi that was built)
 """
 import argparse
@@ -153,58 +153,94 @@ def size_records(path):
         return 0
 
 
-def case_kill(args):
-    """Kill rank 1 mid-run: the run ends within its deadline, says so, and keeps its results."""
-    timeout = 5
-    grace = 5      # the local launcher's grace beyond --timeout
-    margin = 5
+def start_and_find_rank1(args, timeout, name):
+    """Start a local two-rank run that lasts, wait for rank 0's first size record and find
+    rank 1 (the child that does not hold the results file).  Returns (proc, rank1 pid, out,
+    sizes written so far), or None when every try ended first."""
     for iterations in (2000, 20000):
         tmp = vstest.tmpdir()
-        out = os.path.realpath(os.path.join(tmp, "killed.jsonl"))
+        out = os.path.realpath(os.path.join(tmp, name))
         cmd = [vstest.RUNNER, "--launch", "local", "-n", "2", "--transport", args.transport,
                "--sizes", "1:64K", "--iterations", str(iterations), "--timeout", str(timeout), "--out", out]
         log("$ " + " ".join(cmd))
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=clean_env(), stdin=subprocess.DEVNULL)
-        victim = None
         t_end = time.monotonic() + 60
         while time.monotonic() < t_end and proc.poll() is None:
             kids = children(proc.pid)
             if len(kids) == 2 and size_records(out) >= 1:
                 rank0 = [k for k in kids if holds_file(k, out)]
                 if len(rank0) == 1:
-                    victim = [k for k in kids if k != rank0[0]][0]
-                    break
+                    return proc, [k for k in kids if k != rank0[0]][0], out, size_records(out)
             time.sleep(0.002)
-        if victim is None:
-            proc.kill()
-            proc.communicate()
-            log(f"the run ended before rank 1 could be killed at {iterations} iterations; trying longer")
-            continue
-        done_before = size_records(out)
-        os.kill(victim, 9)
-        t_kill = time.monotonic()
-        log(f"killed rank 1 (pid {victim}) after {done_before} size record(s)")
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout + grace + margin + 30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            stdout, stderr = proc.communicate()
-            fail(f"the run did not end after rank 1 was killed (hang)\n{stderr}")
-        dt = time.monotonic() - t_kill
-        log(f"rc={proc.returncode} {dt:.2f} s after the kill\n--- stdout\n{stdout}--- stderr\n{stderr}---")
-        check(proc.returncode != 0, f"the run exits non-zero (got {proc.returncode})")
-        check(dt <= timeout + grace + margin, f"... within the deadline + margin ({dt:.2f} s after the kill)")
-        check("rank 1 was killed by signal 9" in stderr, "stderr says 'rank 1 was killed by signal 9'")
-        run, sizes, end = vstest.read_jsonl(out)
-        check(len(sizes) >= 1, f"the results file holds the sizes completed before the kill ({len(sizes)})")
-        check(all(len(s["samples_ns"]) == s["iterations"] >= 1 for s in sizes), "every size record is complete")
-        check(end is not None, "the results file ends with an end record "
-              "(written by rank 0's error path or its watchdog)")
-        check(end.get("status") not in (None, "ok"), f"the end record's status is not ok ({end.get('status')})")
-        check(bool(end.get("message")), f"the end record carries a message ({end.get('message')!r})")
-        return
-    fail("the run always finished before rank 1 could be killed")
+        proc.kill()
+        proc.communicate()
+        log(f"the run ended before rank 1 could be reached at {iterations} iterations; trying longer")
+    return None
+
+
+def ended(proc, within, what):
+    """Wait for the launch to end; (stdout, stderr, seconds) or a failure naming the hang."""
+    t0 = time.monotonic()
+    try:
+        stdout, stderr = proc.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        fail(f"the run did not end after {what} (hang)\n{stderr}")
+    dt = time.monotonic() - t0
+    log(f"rc={proc.returncode} {dt:.2f} s after {what}\n--- stdout\n{stdout}--- stderr\n{stderr}---")
+    return stdout, stderr, dt
+
+
+def check_kept(out):
+    """The results file keeps the finished sizes, complete, and ends with a non-ok end record."""
+    run, sizes, end = vstest.read_jsonl(out)
+    check(len(sizes) >= 1, f"the results file holds the sizes completed before the fault ({len(sizes)})")
+    check(all(len(s["samples_ns"]) == s["iterations"] >= 1 for s in sizes), "every size record is complete")
+    check(end is not None, "the results file ends with an end record "
+          "(written by rank 0's error path or its watchdog)")
+    check(end.get("status") not in (None, "ok"), f"the end record's status is not ok ({end.get('status')})")
+    check(bool(end.get("message")), f"the end record carries a message ({end.get('message')!r})")
+    return end
+
+
+def case_kill(args):
+    """Kill rank 1 mid-run: the run ends within its deadline, says so, and keeps its results."""
+    timeout = 5
+    grace = 5      # the local launcher's grace beyond --timeout
+    margin = 5
+    found = start_and_find_rank1(args, timeout, "killed.jsonl")
+    if found is None:
+        fail("the run always finished before rank 1 could be killed")
+    proc, victim, out, done_before = found
+    os.kill(victim, 9)
+    log(f"killed rank 1 (pid {victim}) after {done_before} size record(s)")
+    stdout, stderr, dt = ended(proc, timeout + grace + margin + 30, "the kill")
+    check(proc.returncode != 0, f"the run exits non-zero (got {proc.returncode})")
+    check(dt <= timeout + grace + margin, f"... within the deadline + margin ({dt:.2f} s after the kill)")
+    check("rank 1 was killed by signal 9" in stderr, "stderr says 'rank 1 was killed by signal 9'")
+    check_kept(out)
+
+
+def case_stop(args):
+    """Stop rank 1 (SIGSTOP) mid-run: rank 0 reaches its timeout, and the launcher then kills the
+    stopped rank at once (it can neither act on the notice nor time out) instead of waiting out
+    its own grace of timeout + 8 s."""
+    timeout = 4
+    found = start_and_find_rank1(args, timeout, "stopped.jsonl")
+    if found is None:
+        fail("the run always finished before rank 1 could be stopped")
+    proc, victim, out, done_before = found
+    os.kill(victim, signal.SIGSTOP)
+    log(f"stopped rank 1 (pid {victim}) after {done_before} size record(s)")
+    stdout, stderr, dt = ended(proc, timeout + 30, "the stop")
+    check(proc.returncode == 1, f"the run exits 1 (got {proc.returncode})")
+    check(timeout - 0.5 <= dt <= timeout + 3,
+          f"... at rank 0's timeout of {timeout} s, not timeout + the launcher's grace ({dt:.2f} s after the stop)")
+    check("rank 1 is stopped" in stderr, "stderr says 'rank 1 is stopped'")
+    end = check_kept(out)
+    check(end.get("status") == "timeout", f"the end record says timeout ({end.get('status')})")
 
 
 def case_interrupt(args):
@@ -255,7 +291,7 @@ def case_interrupt(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=["launcher-local", "launcher-mpirun", "launcher-mpiexec",
-                                     "no-peer", "bad-env", "kill", "interrupt"])
+                                     "no-peer", "bad-env", "kill", "stop", "interrupt"])
     ap.add_argument("--transport", required=True, help="a non-MPI module, or 'auto' for the first one built")
     args = ap.parse_args()
     if args.transport == "auto":   # the case needs some non-MPI transport, any one
@@ -270,6 +306,8 @@ def main():
         case_bad_env(args)
     elif args.case == "interrupt":
         case_interrupt(args)
+    elif args.case == "stop":
+        case_stop(args)
     else:
         case_kill(args)
     log("PASS")
