@@ -29,3 +29,15 @@ PROBABILITY = number(float, 0, 1, lo_open=True, hi_open=True, what="a level betw
 PERCENT = number(float, 0, 100, hi_open=True, what="a percentage from 0 to below 100")
 POSITIVE = number(float, 0, None, lo_open=True, what="a number above 0")
 COUNT = number(int, 0, None, what="a whole number, 0 or more")
+
+
+def size_list(text: str) -> list[int]:
+    """N[,N...]: message sizes in bytes, whole numbers 0 or more."""
+    from .load import InputError
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item.isdigit():
+            raise InputError(f"--sizes {text}: {item!r} is not a size in bytes (a whole number, 0 or more)")
+        out.append(int(item))
+    return out

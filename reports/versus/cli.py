@@ -14,9 +14,38 @@ def _cmd_summary(args) -> int:
     from .analysis import summary_document
     from .console import format_summary
     from .export import dumps
-    doc = summary_document(load_files(args.results), min_bytes=args.min_bytes, penalty=args.penalty,
-                           include_invalid=args.include_invalid)
-    print(dumps(doc) if args.json else format_summary(doc))
+    from .importers import format_imported, imported_document
+    runs = load_files(args.results)
+    measured = [r for r in runs if r.imported is None]
+    imported = [r for r in runs if r.imported is not None]
+    doc = summary_document(measured, min_bytes=args.min_bytes, penalty=args.penalty,
+                           include_invalid=args.include_invalid) if measured else {"runs": []}
+    if imported:
+        doc["imported"] = [imported_document(r) for r in imported]
+    if args.json:
+        print(dumps(doc))
+    else:
+        if measured:
+            print(format_summary(doc))
+        for d in doc.get("imported", []):
+            print(format_imported(d))
+    return 0
+
+
+def _cmd_import(args) -> int:
+    from .argtypes import size_list
+    from .importers import import_file, records, write_jsonl
+    runs, text = import_file(args.file, args.format, size_list(args.sizes) if args.sizes else None)
+    if args.output:
+        write_jsonl(runs, args.file, text, args.output)
+        for r in runs:
+            print(f"versus import: {args.file}: {r.tool} {r.test}{' ' + r.version if r.version else ''}, "
+                  f"{len(r.rows)} sizes ({r.statistic}) -> {args.output}", file=sys.stderr)
+    else:
+        import json
+        for k, r in enumerate(runs):
+            for rec in records(r, args.file, text, k):
+                print(json.dumps(rec))
     return 0
 
 
@@ -26,6 +55,17 @@ def _cmd_compare(args) -> int:
     from .export import dumps, jsonable
     a = load_files(args.a.split(","))
     b = load_files(args.b.split(","))
+    imported = [r for r in a + b if r.imported is not None]
+    if imported:
+        from .sidebyside import format_side_by_side, side_by_side
+        if len(imported) != 1 or any(r.imported is not None for r in a) == any(r.imported is not None for r in b):
+            raise InputError("compare an imported run (versus import) with measured runs: exactly one imported "
+                             "run on one side and measured runs on the other (two summaries without samples "
+                             "cannot be compared soundly)")
+        measured = [r for r in a + b if r.imported is None]
+        d = side_by_side(measured, imported[0])
+        print(dumps(d) if args.json else format_side_by_side(d))
+        return 0
     c = compare_runs(a, b, alpha=args.alpha, adjust=args.adjust, seed=args.seed,
                      min_effect=args.min_effect / 100, include_invalid=args.include_invalid).to_dict()
     print(dumps(c) if args.json else format_comparison(jsonable(c)))
@@ -80,6 +120,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size for the run-statistics table (default: smallest common size)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=_cmd_tables)
+    i = sub.add_parser("import", help="another tool's text output (OSU, IMB, NetPIPE, ucx_perftest, "
+                       "fi_pingpong) as versus records",
+                       description="Read the text output of OSU, IMB, NetPIPE, ucx_perftest or fi_pingpong and "
+                                   "write versus records: the tool's printed figure per size, converted to one-way "
+                                   "ns and MB/s (10^6 B/s), with what is known and not known of the run. "
+                                   "The records carry no samples: docs/import.md says what can be inferred.")
+    i.add_argument("file", metavar="FILE", help="the tool's output as it printed it (or NetPIPE's -o file)")
+    i.add_argument("--format", choices=["osu", "imb", "netpipe", "ucx_perftest", "fi_pingpong"],
+                   help="the tool (default: guessed when only one tool's signature is in the file)")
+    i.add_argument("--sizes", metavar="N[,N...]",
+                   help="ucx_perftest only: the message size of each table in order, when the file does not "
+                        "hold the command lines")
+    i.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (default: standard output)")
+    i.set_defaults(func=_cmd_import)
+    from .baseline import add_parser as add_baseline
+    from .history import add_parser as add_history
+    add_baseline(sub)
+    add_history(sub)
     from .campaign import add_parser as add_campaign
     from .report import add_parser as add_report
     from .lab import add_parser as add_lab

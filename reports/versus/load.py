@@ -8,6 +8,7 @@ command line turns it into exit status 2.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,13 @@ class Run:
     config_name: str | None = None
     pairs: list[PairRecord] = field(default_factory=list)     # an all-pairs scan's records
     aggregates: list[dict] = field(default_factory=list)      # every pair at once: per size visit
+    summaries: list[dict] = field(default_factory=list)       # an imported run's figures (no samples)
+
+    @property
+    def imported(self) -> dict | None:
+        """What `versus import` recorded of another tool's output, or None for a measured run."""
+        imp = self.record.get("imported")
+        return imp if isinstance(imp, dict) else None
 
     @property
     def complete(self) -> bool:
@@ -280,6 +288,27 @@ def _pair_record(obj: dict[str, Any], where: str) -> PairRecord:
                       b, samples, int(obj.get("pass", 0) or 0), int(obj.get("round", 0) or 0))
 
 
+SUMMARY_FIGURES = ("one_way_ns", "bandwidth_MBps")
+
+
+def _summary_record(obj: dict[str, Any], where: str) -> dict:
+    """An imported size: bytes and at least one of one_way_ns, bandwidth_MBps, all finite
+    and non-negative."""
+    b = obj.get("bytes")
+    if not isinstance(b, int) or isinstance(b, bool) or b < 0:
+        raise InputError(f"{where}: summary record without a valid 'bytes'")
+    out = {"bytes": b}
+    for k, v in obj.items():
+        if k in ("record", "bytes", "statistic"):
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise InputError(f"{where}: summary figure {k!r} must be a finite non-negative number")
+        out[k] = float(v)
+    if not any(k in out for k in SUMMARY_FIGURES):
+        raise InputError(f"{where}: summary record with neither 'one_way_ns' nor 'bandwidth_MBps'")
+    return out
+
+
 def split_pairs(run: Run) -> list[Run]:
     """A run of every pair at once as one run per pair (the size records of one pair
     each), labelled with the pair; any other run as itself."""
@@ -346,6 +375,10 @@ def load_file(path: str | Path) -> list[Run]:
                 cur.sizes.append(rec)
         elif kind == "pair":
             cur.pairs.append(_pair_record(obj, where))
+        elif kind == "summary":
+            if cur.imported is None:
+                raise InputError(f"{where}: a 'summary' record in a measured run (only imported runs carry them)")
+            cur.summaries.append(_summary_record(obj, where))
         elif kind == "aggregate":
             cur.aggregates.append(obj)
         elif kind == "end":

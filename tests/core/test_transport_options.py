@@ -39,7 +39,7 @@ d = vt.tmpdir()
 out = os.path.join(d, "r.jsonl")
 local = ["--launch", "local", "-n", "2", "--sizes", "8", "--out", out]
 cases = [
-    (["--transport", "tcp", "--transport-opt", "nosuch=1"], "has no option 'nosuch' (it takes: mode=poll|block, sockbuf=BYTES, addr=TEXT, iface=TEXT"),
+    (["--transport", "tcp", "--transport-opt", "nosuch=1"], "has no option 'nosuch' (it takes: mode=poll|block, sockbuf=BYTES, addr=TEXT, iface=TEXT, delay_ns=N"),
     (["--transport", "tcp", "--transport-opt", "mode=fast"], "expected mode=poll|block"),
     (["--transport", "shm", "--transport-opt", "ring=1024", "--transport-opt", "ring=2048"], "option 'ring' given twice"),
     (["--transport", "shm", "--transport-opt", "eager_limit=lots"], "expected eager_limit=BYTES (digits with an optional K or M"),

@@ -48,6 +48,8 @@ static const vs_option_t tcp_options[] = {
     {"sockbuf", VS_OPT_BYTES, NULL, INT32_MAX / 2, "the system's", "SO_SNDBUF and SO_RCVBUF (below 1G: the kernel doubles it)"},
     {"addr", VS_OPT_TEXT, NULL, 0, "the address the ranks met on", "IPv4 address to listen on for the data"},
     {"iface", VS_OPT_TEXT, NULL, 0, "none", "interface whose IPv4 address to listen on (not with addr)"},
+    {"delay_ns", VS_OPT_COUNT, NULL, 1000000000, "0",
+     "test hook: busy-wait this long before each blocking send (an injected slowdown, recorded)"},
 };
 
 /* The values (keys and kinds already checked by core against tcp_options). */
@@ -60,6 +62,11 @@ static int tcp_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
         } else if (!strcmp(k, "sockbuf")) {
             if (vs_option_bytes(v, INT32_MAX / 2, &t->sockbuf))   /* the limit is in tcp_options */
                 return -EINVAL;
+        } else if (!strcmp(k, "delay_ns")) {
+            size_t ns;
+            if (vs_option_bytes(v, 1000000000, &ns))   /* the limit is in tcp_options */
+                return -EINVAL;
+            t->delay_ns = ns;
         } else if (!strcmp(k, "addr")) {
             struct in_addr a;
             if (strlen(v) >= sizeof t->addr || inet_pton(AF_INET, v, &a) != 1) {
@@ -392,7 +399,8 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
         snprintf(sockbuf, sizeof sockbuf, "%zu", t->sockbuf);
     else
         snprintf(sockbuf, sizeof sockbuf, "auto");
-    char mtu[16] = "", mss[16] = "";
+    char mtu[16] = "", mss[16] = "", delay[24];
+    snprintf(delay, sizeof delay, "%llu", (unsigned long long)t->delay_ns);
     if (t->mtu > 0)
         snprintf(mtu, sizeof mtu, "%d", t->mtu);
     if (t->mss > 0)
@@ -410,6 +418,7 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
         {"path_iface", t->path_iface},
         {"mtu", mtu},
         {"mss", mss},
+        {"test_delay_ns", delay},
     };
     info->n_attrs = (int)(sizeof kv / sizeof kv[0]);
     for (int i = 0; i < info->n_attrs; i++) {

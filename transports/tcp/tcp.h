@@ -81,6 +81,7 @@ struct vs_transport {
     const vs_host_t *host;
     int mode;
     size_t sockbuf;             /* 0: kernel autotuning */
+    uint64_t delay_ns;          /* test hook: busy-wait before each send (0: none) */
     char addr[64], iface[16];   /* iface: up to IF_NAMESIZE */
     char listen_ip[INET_ADDRSTRLEN];
     int rank, size;

@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <time.h>
+
 #include "tcp.h"
 
 #define REQ_OF(l) VS_MATCHQ_ENTRY(l, tcp_req_t, link)
@@ -389,12 +391,25 @@ static int any_send_pending(vs_transport_t *t)
 /* Blocking pair.  Poll mode: post + busy wait.  Block mode: sleep in the
  * socket calls themselves, unless earlier non-blocking operations are in
  * flight, which must keep moving (then post + wait). */
+/* The delay_ns test hook: a known slowdown for the regression check's truth test. */
+static void injected_delay(const vs_transport_t *t)
+{
+    if (!t->delay_ns)
+        return;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)(b.tv_nsec - a.tv_nsec) < t->delay_ns);
+}
+
 int tcp_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag)
 {
     vs_req_t req;
     int rc = check_peer(t, peer);
     if (rc)
         return rc;
+    injected_delay(t);
     if (t->mode == MODE_POLL || t->peers[peer].sendq.head) {
         if ((rc = tcp_post_send(t, mem, len, peer, tag, &req)))
             return rc;

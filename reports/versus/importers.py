@@ -1,0 +1,478 @@
+"""Other tools' text output as versus records: `versus import FILE --format F`.
+
+Each tool prints one statistic per size (OSU's mean, IMB's t, NetPIPE's best trial,
+ucx_perftest's percentile and means, fi_pingpong's mean) and keeps no samples.  An
+imported file is a versus JSONL file whose run record carries `imported` (the tool,
+its version, the command line when the file has it, the statistic it printed, the
+unit conversions made and what is not known) and whose figures are `summary`
+records: one per size, the one-way time in ns and the bandwidth in MB/s (10^6 bytes
+per second) as the tool printed them, converted.  No confidence interval can be
+computed from them; docs/import.md says what can and cannot be inferred.
+
+Conversions made here, each recorded in the run record:
+  OSU          latency in us, one way (half the mean round trip); MB/s = 10^6 B/s
+  IMB          t[usec] one way (half the round trip) for PingPong; Mbytes/sec =
+               10^6 B/s from IMB 2018 on, 2^20 B/s before (by the version in the header)
+  NetPIPE      time one way (half the round trip) of the best of its trials; Mbps =
+               10^6 bit/s
+  ucx_perftest overhead in us, one way for *_lat tests; bandwidth in MiB/s (2^20 B/s)
+  fi_pingpong  usec/xfer one way (a round trip is two transfers); MB/sec = 10^6 B/s;
+               sizes printed with k/m/g suffixes in powers of 1024
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .load import InputError
+
+FORMATS = ("osu", "imb", "netpipe", "ucx_perftest", "fi_pingpong")
+MIB = 1048576.0
+
+
+@dataclass
+class Imported:
+    """One imported run: a tool's table for one test."""
+    fmt: str
+    tool: str
+    test: str                       # the tool's name of the test (osu_latency, PingPong, tag_lat, ...)
+    pattern: str                    # the versus pattern it corresponds to: pingpong or stream
+    statistic: str                  # what the tool's primary figure is
+    version: str | None = None
+    command: str | None = None
+    conversions: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)   # bytes, one_way_ns and/or bandwidth_MBps, extras
+    library: str | None = None
+
+
+def _num(s: str, where: str) -> float:
+    try:
+        return float(s)
+    except ValueError:
+        raise InputError(f"{where}: {s!r} is not a number") from None
+
+
+def _bytes_with_suffix(s: str, where: str) -> int:
+    """fi_pingpong's sizes: 64, 1k, 4m (powers of 1024)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", s)
+    if not m:
+        raise InputError(f"{where}: {s!r} is not a size")
+    mult = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[m.group(2).lower()]
+    return int(round(float(m.group(1)) * mult))
+
+
+# --- OSU -------------------------------------------------------------------------------
+
+OSU_TITLE = re.compile(r"^#\s*OSU MPI(?:-\w+)?\s+(.+?)\s+Test\s+v?([\d.]+)", re.I)
+OSU_TESTS = {   # title -> (test, pattern, statistic of the primary column)
+    "latency": ("osu_latency", "pingpong", "mean"),
+    "bandwidth": ("osu_bw", "stream", "rate over the timed loop"),
+    "bi-directional bandwidth": ("osu_bibw", "bistream", "rate over the timed loop"),
+}
+
+
+def parse_osu(text: str, name: str) -> list[Imported]:
+    lines = text.splitlines()
+    title = next(((i, OSU_TITLE.match(ln)) for i, ln in enumerate(lines) if OSU_TITLE.match(ln)), None)
+    if title is None:
+        raise InputError(f"{name}: no '# OSU MPI ... Test vX' title line: not an OSU benchmark's output")
+    i0, m = title
+    what, version = m.group(1).strip().lower(), m.group(2)
+    if what not in OSU_TESTS:
+        raise InputError(f"{name}:{i0 + 1}: OSU's {m.group(1)!r} test has no versus pattern; "
+                         f"importable: {', '.join(t for t, _, _ in OSU_TESTS.values())}")
+    test, pattern, stat = OSU_TESTS[what]
+    imp = Imported("osu", "OSU Micro-Benchmarks", test, pattern, stat, version)
+    header = None
+    for j, ln in enumerate(lines[i0 + 1:], i0 + 2):
+        s = ln.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            body = s.lstrip("#").strip()
+            if body.lower().startswith("size"):
+                header = [h.strip().lower() for h in re.split(r"\s{2,}", body)]
+            elif body.lower().startswith("datatype"):
+                imp.conversions.append(f"datatype: {body.split(':', 1)[1].strip().rstrip('.')}")
+            continue
+        if header is None:
+            raise InputError(f"{name}:{j}: a figure before the '# Size ...' header line")
+        cols = s.split()
+        if len(cols) != len(header):
+            raise InputError(f"{name}:{j}: {len(cols)} columns where the header names {len(header)} "
+                             f"({', '.join(header)})")
+        row: dict = {"bytes": int(_num(cols[0], f"{name}:{j}"))}
+        for h, v in zip(header[1:], cols[1:]):
+            x = _num(v, f"{name}:{j}")
+            if "latency" in h:
+                key = ("one_way_ns" if h.startswith(("latency", "avg")) else
+                       h.split()[0].replace("%", "") + "_one_way_ns")
+                row[key] = x * 1e3
+            elif "mb/s" in h:
+                row["bandwidth_MBps"] = x
+            elif h.startswith("iterations"):
+                row["iterations"] = int(x)
+            else:
+                row[h] = x
+        imp.rows.append(row)
+    if header is None or not imp.rows:
+        raise InputError(f"{name}: an OSU title but no table under it (cut short?)")
+    if pattern == "pingpong":
+        imp.conversions.append("latency: us, one way (OSU prints half the mean round trip)")
+    else:
+        imp.conversions.append("bandwidth: MB/s as 10^6 B/s (OSU divides by 1e6)")
+        imp.unknown.append("the window size (64 messages unless the command line says otherwise)")
+    if not any("iterations" in r for r in imp.rows):
+        imp.unknown.append("iterations per size (OSU's defaults: 10,000 below 8 KiB, 1,000 from it; "
+                           "the command line may have changed them)")
+    imp.unknown += ["the library and its version", "the placement of the ranks", "the hosts"]
+    return [imp]
+
+
+# --- IMB -------------------------------------------------------------------------------
+
+IMB_VERSION = re.compile(r"Intel\s*\(R\)\s*MPI\s+Benchmarks\s+([\d.]+)", re.I)
+IMB_BENCH = re.compile(r"^#\s*Benchmarking\s+(\S+)")
+IMB_PATTERNS = {"PingPong": "pingpong"}
+
+
+def _imb_mega(version: str | None) -> tuple[float, str]:
+    """IMB's Mbytes/sec in B/s: 10^6 from IMB 2018 on, 2^20 before."""
+    try:
+        major = int(str(version).split(".")[0])
+    except ValueError:
+        major = 0
+    if major >= 2018:
+        return 1e6, "Mbytes/sec as 10^6 B/s (IMB 2018 and later)"
+    if version:
+        return MIB, f"Mbytes/sec as 2^20 B/s (IMB {version}, before 2018)"
+    return 1e6, "Mbytes/sec taken as 10^6 B/s (no version in the file; IMB before 2018 meant 2^20)"
+
+
+def parse_imb(text: str, name: str) -> list[Imported]:
+    lines = text.splitlines()
+    version = next((m.group(1) for ln in lines for m in [IMB_VERSION.search(ln)] if m), None)
+    command = next((ln.split(":", 1)[1].strip() for ln in lines
+                    if ln.lstrip("# ").lower().startswith("command line")), None)
+    mega, mega_note = _imb_mega(version)
+    out: list[Imported] = []
+    skipped: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = IMB_BENCH.match(lines[i].strip())
+        if not m:
+            i += 1
+            continue
+        bench = m.group(1)
+        i += 1
+        # the table: a '#bytes' header, then numeric rows until a blank line or the next '#'
+        while i < len(lines) and "#bytes" not in lines[i]:
+            if IMB_BENCH.match(lines[i].strip()):
+                break
+            i += 1
+        if i >= len(lines) or "#bytes" not in lines[i]:
+            skipped.append(f"{bench} (no table)")
+            continue
+        header = lines[i].split()
+        i += 1
+        rows = []
+        while i < len(lines) and lines[i].strip() and not lines[i].lstrip().startswith("#"):
+            cols = lines[i].split()
+            if len(cols) == len(header):
+                rows.append(dict(zip(header, cols)))
+            i += 1
+        if bench not in IMB_PATTERNS:
+            skipped.append(bench)
+            continue
+        imp = Imported("imb", "Intel MPI Benchmarks", bench, IMB_PATTERNS[bench], "mean", version, command)
+        for k, r in enumerate(rows):
+            where = f"{name}: {bench} row {k + 1}"
+            row = {"bytes": int(_num(r["#bytes"], where)), "iterations": int(_num(r["#repetitions"], where))}
+            t = r.get("t[usec]") or r.get("t_avg[usec]")
+            if t is not None:
+                row["one_way_ns"] = _num(t, where) * 1e3
+            if "Mbytes/sec" in r:
+                row["bandwidth_MBps"] = _num(r["Mbytes/sec"], where) * mega / 1e6
+            imp.rows.append(row)
+        if not rows:
+            skipped.append(f"{bench} (empty table)")
+            continue
+        out.append(imp)
+        imp.conversions += ["t[usec]: one way (IMB's PingPong prints half the mean round trip)", mega_note]
+        imp.unknown += ["the library and its version", "the placement of the ranks", "the hosts"]
+    if not out:
+        what = f" (found: {', '.join(skipped)})" if skipped else ""
+        raise InputError(f"{name}: no PingPong table in this IMB output{what}; versus imports IMB's PingPong, "
+                         "the one test with a versus pattern")
+    for imp in out:
+        imp.unknown.append("tables not imported (no versus pattern): " + (", ".join(skipped) or "none"))
+    return out
+
+
+# --- NetPIPE ---------------------------------------------------------------------------
+
+NP_LINE = re.compile(r"^\s*\d+:\s+(\d+)\s+bytes\s+(\d+)\s+times\s+-->\s+([\d.]+)\s+Mbps\s+in\s+([\d.]+)\s+usec")
+
+
+def parse_netpipe(text: str, name: str) -> list[Imported]:
+    imp = Imported("netpipe", "NetPIPE", "NPtcp/NPmpi", "pingpong", "best of the trials' mean round trip / 2")
+    for j, ln in enumerate(text.splitlines(), 1):
+        s = ln.strip()
+        if not s:
+            continue
+        m = NP_LINE.match(ln)
+        if m:    # its terminal output: N: bytes times --> Mbps in usec
+            imp.rows.append({"bytes": int(m.group(1)), "repeats": int(m.group(2)),
+                             "one_way_ns": float(m.group(4)) * 1e3,
+                             "bandwidth_MBps": float(m.group(3)) / 8})
+            continue
+        cols = s.split()
+        if len(cols) in (3, 4) and re.fullmatch(r"\d+", cols[0]):   # its -o file: bytes Mbps seconds [var]
+            imp.rows.append({"bytes": int(cols[0]), "bandwidth_MBps": _num(cols[1], f"{name}:{j}") / 8,
+                             "one_way_ns": _num(cols[2], f"{name}:{j}") * 1e9})
+            continue
+        if s.startswith(("Send and receive", "Now starting", "Latency", "Sync", "Send", "Receive")):
+            continue
+        raise InputError(f"{name}:{j}: not a NetPIPE line (neither 'N: bytes times --> Mbps in usec' nor "
+                         f"the -o file's 'bytes Mbps seconds'): {s[:60]!r}")
+    if not imp.rows:
+        raise InputError(f"{name}: no NetPIPE figures in it")
+    imp.conversions += ["time: one way (NetPIPE prints half the round trip), of the best of its trials",
+                        "bandwidth: Mbps as 10^6 bit/s, divided by 8 for MB/s"]
+    imp.unknown += ["the version (NetPIPE prints none)", "the transport module (NPtcp, NPmpi, ...)",
+                    "the placement of the ranks", "the hosts"]
+    return [imp]
+
+
+# --- ucx_perftest ----------------------------------------------------------------------
+
+UCX_CMD = re.compile(r"ucx_perftest\b(.*)$")
+UCX_FINAL = re.compile(r"^\s*Final:\s+(.*)$")
+
+
+def _ucx_opts(cmd: str) -> dict[str, str]:
+    toks = cmd.split()
+    out = {}
+    for k, t in enumerate(toks):
+        if t.startswith("-") and len(t) == 2 and k + 1 < len(toks) and not toks[k + 1].startswith("-"):
+            out[t[1]] = toks[k + 1]
+    return out
+
+
+def parse_ucx_perftest(text: str, name: str, sizes: list[int] | None = None) -> list[Imported]:
+    """The table's `Final:` line (or the last CSV line of `-f`), one per run: iterations,
+    50th percentile, average and overall overhead (us), average and overall bandwidth
+    (MiB/s), message rates.  The size comes from the command line above the table
+    (`$ ucx_perftest ... -s N`) or, in order, from `sizes`."""
+    runs: list[Imported] = []
+    cmd = None
+    pending_csv = None
+    lines = text.splitlines()
+
+    def add(fields: list[str], where: str):
+        nonlocal cmd
+        opts = _ucx_opts(cmd or "")
+        test = opts.get("t")
+        k = len(runs)
+        if "s" in opts:
+            size = int(_num(opts["s"].split(",")[0], where))
+        elif sizes and k < len(sizes):
+            size = sizes[k]
+        else:
+            raise InputError(f"{where}: ucx_perftest prints no message size: put its command line "
+                             "('ucx_perftest ... -s N') above each table or give --sizes N[,N...] in the "
+                             "order of the tables")
+        if test is None:
+            raise InputError(f"{where}: which test ran is not in the file: put its command line "
+                             "('ucx_perftest ... -t tag_lat') above each table")
+        lat = test.endswith("_lat")
+        if not (lat or test.endswith("_bw")):
+            raise InputError(f"{where}: ucx_perftest test {test!r} has no versus pattern (importable: *_lat, *_bw)")
+        v = [_num(x, where) for x in fields]
+        if len(v) != 8:
+            raise InputError(f"{where}: {len(v)} figures where ucx_perftest prints 8")
+        imp = Imported("ucx_perftest", "ucx_perftest", test, "pingpong" if lat else "stream",
+                       "50th percentile" if lat else "overall rate", None, ("ucx_perftest" + cmd) if cmd else None)
+        row = {"bytes": size, "iterations": int(v[0]), "p50_one_way_ns": v[1] * 1e3,
+               "mean_one_way_ns": v[2] * 1e3, "overall_one_way_ns": v[3] * 1e3,
+               "bandwidth_MBps": v[5] * MIB / 1e6, "mean_bandwidth_MBps": v[4] * MIB / 1e6,
+               "message_rate": v[7]}
+        if lat:
+            row["one_way_ns"] = row["p50_one_way_ns"]
+        imp.rows.append(row)
+        imp.conversions += ["overhead: us, one way for latency tests (ucx_perftest halves the round trip)",
+                            "bandwidth: MB/s printed as MiB/s (2^20 B/s), multiplied by 1.048576"]
+        imp.unknown += ["the UCX version (not printed)", "the transports UCX chose", "the hosts"]
+        runs.append(imp)
+        cmd = None
+
+    for j, ln in enumerate(lines, 1):
+        m = UCX_CMD.search(ln)
+        if m and not ln.lstrip().startswith(("|", "+", "[")):
+            cmd = m.group(1)
+            continue
+        m = UCX_FINAL.match(ln)
+        if m:
+            add(m.group(1).split(), f"{name}:{j}")
+            pending_csv = None
+            continue
+        s = ln.strip()
+        if re.fullmatch(r"\d+(,[\d.]+){7}", s):
+            pending_csv = (s.split(","), f"{name}:{j}")
+        elif pending_csv and not s:
+            add(*pending_csv)
+            pending_csv = None
+    if pending_csv:
+        add(*pending_csv)
+    if not runs:
+        raise InputError(f"{name}: no ucx_perftest result (a 'Final:' line or the CSV line of -f)")
+    # one run per test: sizes of one test together
+    merged: dict[str, Imported] = {}
+    for r in runs:
+        if r.test in merged:
+            merged[r.test].rows += r.rows
+        else:
+            merged[r.test] = r
+    return list(merged.values())
+
+
+# --- fi_pingpong -----------------------------------------------------------------------
+
+FI_HEADER = re.compile(r"^\s*bytes\s+iters\s+total\s+time\s+MB/sec\s+usec/xfer\s+Mxfers/sec\s*$")
+FI_ROW = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+([\d.]+)s\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+
+
+def parse_fi_pingpong(text: str, name: str) -> list[Imported]:
+    imp = Imported("fi_pingpong", "fi_pingpong (fabtests)", "fi_pingpong", "pingpong", "mean")
+    seen_header = False
+    for j, ln in enumerate(text.splitlines(), 1):
+        if FI_HEADER.match(ln):
+            seen_header = True
+            continue
+        m = re.search(r"fi_pingpong\b(.*)$", ln)
+        if m and imp.command is None and not FI_ROW.match(ln):
+            imp.command = "fi_pingpong" + m.group(1)
+            continue
+        m = FI_ROW.match(ln)
+        if seen_header and m:
+            where = f"{name}:{j}"
+            imp.rows.append({"bytes": _bytes_with_suffix(m.group(1), where),
+                             "iterations": _bytes_with_suffix(m.group(2), where),
+                             "one_way_ns": _num(m.group(6), where) * 1e3,
+                             "bandwidth_MBps": _num(m.group(5), where)})
+    if not imp.rows:
+        raise InputError(f"{name}: no fi_pingpong table (the 'bytes iters total time MB/sec usec/xfer "
+                         "Mxfers/sec' header and its rows)")
+    if imp.command:
+        opts = _ucx_opts(imp.command)
+        if "p" in opts:
+            imp.library = f"libfabric provider {opts['p']}"
+    imp.conversions += ["usec/xfer: one way (a round trip is two transfers); the mean over the iterations",
+                        "MB/sec as 10^6 B/s", "sizes with k/m/g suffixes read as powers of 1024"]
+    imp.unknown += ["the libfabric version (not printed)", "warm-up (fi_pingpong does none)",
+                    "the placement of the ranks", "the hosts"]
+    return [imp]
+
+
+PARSERS = {"osu": parse_osu, "imb": parse_imb, "netpipe": parse_netpipe,
+           "ucx_perftest": parse_ucx_perftest, "fi_pingpong": parse_fi_pingpong}
+
+
+def guess_format(text: str, name: str) -> str:
+    """The format when exactly one tool's signature is in the text."""
+    found = []
+    if OSU_TITLE.search(text) or re.search(r"^#\s*OSU MPI", text, re.M):
+        found.append("osu")
+    if IMB_VERSION.search(text) or re.search(r"^#\s*Benchmarking\s+\S+", text, re.M):
+        found.append("imb")
+    if NP_LINE.search(text) or re.fullmatch(r"(\s*\d+\s+[\d.eE+-]+\s+[\d.eE+-]+(\s+[\d.eE+-]+)?\s*\n?)+", text):
+        found.append("netpipe")
+    if "ucx_perftest" in text or re.search(r"^\s*Final:\s", text, re.M) or "overhead (usec)" in text:
+        found.append("ucx_perftest")
+    if re.search(FI_HEADER.pattern, text, re.M):
+        found.append("fi_pingpong")
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise InputError(f"{name}: not the output of any tool versus imports ({', '.join(FORMATS)}); "
+                         "give --format if it is one of them")
+    raise InputError(f"{name}: looks like {' and '.join(found)}; give --format")
+
+
+def import_text(text: str, name: str, fmt: str | None = None, sizes: list[int] | None = None) -> list[Imported]:
+    fmt = fmt or guess_format(text, name)
+    if fmt not in PARSERS:
+        raise InputError(f"--format {fmt}: unknown; one of {', '.join(FORMATS)}")
+    if fmt == "ucx_perftest":
+        runs = parse_ucx_perftest(text, name, sizes)
+    else:
+        if sizes:
+            raise InputError(f"--sizes is for ucx_perftest only ({fmt} prints its sizes)")
+        runs = PARSERS[fmt](text, name)
+    for r in runs:
+        seen = set()
+        for row in r.rows:
+            if row["bytes"] in seen:
+                raise InputError(f"{name}: {r.test} lists {row['bytes']} B twice; import one table at a time")
+            seen.add(row["bytes"])
+            for k, v in row.items():
+                if k != "bytes" and isinstance(v, float) and (v != v or v < 0):
+                    raise InputError(f"{name}: {r.test} at {row['bytes']} B: {k} = {v}")
+    return runs
+
+
+def records(imp: Imported, source: str, text: str, index: int = 0) -> list[dict]:
+    """The versus records of one imported run: run, one summary per size, end."""
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+    run = {"record": "run", "schema": 1, "run_id": f"import-{digest[:12]}-{index}", "launch_id": 0,
+           "pattern": imp.pattern, "variant": "",
+           "transport": {"name": imp.tool, "provider": imp.test, "library": imp.library or "",
+                         "thresholds": {}},
+           "hosts": [],
+           "imported": {"format": imp.fmt, "tool": imp.tool, "test": imp.test, "version": imp.version,
+                        "command": imp.command, "statistic": imp.statistic,
+                        "time": "one way" if imp.pattern == "pingpong" else None,
+                        "bandwidth_unit": "MB/s = 10^6 B/s",
+                        "conversions": imp.conversions, "unknown": imp.unknown,
+                        "source_file": Path(source).name, "source_sha256": digest}}
+    out = [run]
+    for row in sorted(imp.rows, key=lambda r: r["bytes"]):
+        out.append({"record": "summary", "statistic": imp.statistic, **row})
+    out.append({"record": "end", "status": "ok", "message": "", "sizes_completed": len(imp.rows)})
+    return out
+
+
+def import_file(path: str, fmt: str | None = None, sizes: list[int] | None = None) -> tuple[list[Imported], str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as ex:
+        raise InputError(f"{path}: cannot read: {ex.strerror or ex}") from None
+    return import_text(text, path, fmt, sizes), text
+
+
+def write_jsonl(runs: list[Imported], source: str, text: str, out: str) -> None:
+    lines = [json.dumps(rec) for k, imp in enumerate(runs) for rec in records(imp, source, text, k)]
+    try:
+        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as ex:
+        raise InputError(f"-o {out}: cannot write: {ex.strerror or ex}") from None
+
+
+def imported_document(run) -> dict:
+    """The plain-data view of an imported run for `versus summary --json`."""
+    return {"source": run.source, **(run.imported or {}), "pattern": run.pattern,
+            "sizes": sorted(run.summaries, key=lambda s: s["bytes"])}
+
+
+def format_imported(d: dict) -> str:
+    from .console import table
+    rows = [[str(s["bytes"]), f"{s['one_way_ns'] / 1e3:.3f}" if "one_way_ns" in s else "-",
+             f"{s['bandwidth_MBps']:.2f}" if "bandwidth_MBps" in s else "-"] for s in d["sizes"]]
+    head = (f"{d['source']}: imported from {d.get('tool')} {d.get('test')}"
+            f"{' ' + d['version'] if d.get('version') else ''} ({d.get('statistic')}); "
+            "a summary without samples: no interval, no fit\n")
+    return head + table(["bytes", "one-way us", "MB/s"], rows) + "\n"

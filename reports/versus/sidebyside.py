@@ -1,0 +1,120 @@
+"""A measured run beside an imported one (another tool's printed figures): per common
+size, versus's figure of the same statistic the tool printed, with the 95 % interval
+versus can give from its samples, the tool's figure, and their ratio.
+
+What can be said: whether the tool's figure lies inside versus's interval for that
+statistic (the two tools agree within versus's own uncertainty), and by how much they
+differ.  What cannot: a confidence interval of the difference, or a claim that one
+is faster.  The imported side is one number per size with no samples; its own
+spread is unknown, so a difference may be the other tool's noise.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import samples
+from .load import InputError, Run
+from .stats import median_ci_sorted
+
+NO_CLAIM = ("the imported side is a summary without samples: no interval of the difference and no "
+            "claim of which is faster can be made; 'inside' says the tool's figure falls in versus's "
+            "95 % interval of the same statistic")
+
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float] | None:
+    if x.size < 3:
+        return None
+    m, se = float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
+    return m - 1.96 * se, m + 1.96 * se
+
+
+def _statistic_kind(imp: dict) -> str:
+    st = str(imp.get("statistic", "")).lower()
+    if "percentile" in st or "median" in st:
+        return "median"
+    if "best" in st:
+        return "best"
+    return "mean"
+
+
+def side_by_side(measured: list[Run], imported: Run) -> dict:
+    """Rows per size common to both: versus's figure (and interval) of the tool's statistic,
+    the tool's figure, the ratio tool / versus.  The measured launches are pooled."""
+    imp = imported.imported
+    if imp is None:
+        raise InputError(f"{imported.source}: not an imported run")
+    patterns = {r.pattern for r in measured}
+    if len(patterns) != 1:
+        raise InputError("the measured side mixes patterns: " + ", ".join(sorted(patterns)))
+    pattern = patterns.pop()
+    if pattern != imported.pattern:
+        raise InputError(f"{imported.source}: {imp.get('tool')}'s {imp.get('test')} is a {imported.pattern}, "
+                         f"the measured side a {pattern}: they measure different things")
+    pooled: dict[int, list[np.ndarray]] = {}
+    for r in measured:
+        for b, x in samples.reported(r).items():
+            pooled.setdefault(b, []).append(x)
+    kind = _statistic_kind(imp)
+    latency = pattern == "pingpong"
+    rows = []
+    for s in sorted(imported.summaries, key=lambda s: s["bytes"]):
+        b = int(s["bytes"])
+        if b not in pooled:
+            continue
+        x = np.sort(np.concatenate(pooled[b]))
+        if latency:
+            tool = s.get("one_way_ns")
+            if kind == "median":
+                ours, ci = float(np.median(x)), median_ci_sorted(x)
+            elif kind == "best":
+                ours, ci = float(x[0]), None
+            else:
+                ours, ci = float(x.mean()), _mean_ci(x)
+            unit = "ns"
+        else:
+            tool = s.get("bandwidth_MBps")
+            t_med = float(np.median(x))
+            ours = b / t_med * 1e3 if t_med > 0 else None
+            c = median_ci_sorted(x)
+            ci = (b / c[1] * 1e3, b / c[0] * 1e3) if c and c[0] > 0 else None
+            unit = "MB/s"
+        if tool is None or ours is None:
+            continue
+        rows.append({"bytes": b, "versus": ours, "versus_ci": list(ci) if ci else None, "tool": float(tool),
+                     "ratio": float(tool) / ours if ours else None,
+                     "inside": bool(ci and ci[0] <= tool <= ci[1]) if ci else None,
+                     "samples": int(x.size)})
+    if not rows:
+        have = sorted(pooled)
+        raise InputError(f"{imported.source}: no size in common with the measured runs "
+                         f"(imported {[s['bytes'] for s in imported.summaries][:8]}..., measured {have[:8]}...)")
+    return {"tool": imp.get("tool"), "test": imp.get("test"), "version": imp.get("version"),
+            "statistic": imp.get("statistic"), "versus_statistic": "bandwidth from the median time"
+            if not latency else {"median": "median one-way time", "best": "fastest sample",
+                                 "mean": "mean one-way time"}[kind],
+            "unit": unit, "measured": [r.source for r in measured], "imported": imported.source,
+            "conversions": imp.get("conversions") or [], "unknown": imp.get("unknown") or [],
+            "note": NO_CLAIM, "rows": rows}
+
+
+def format_side_by_side(d: dict) -> str:
+    from .console import table
+    unit = d["unit"]
+    scale, shown = (1e-3, "us") if unit == "ns" else (1.0, "MB/s")
+    rows = []
+    for r in d["rows"]:
+        ci = r["versus_ci"]
+        rows.append([str(r["bytes"]), f"{r['versus'] * scale:.3f}",
+                     f"[{ci[0] * scale:.3f}, {ci[1] * scale:.3f}]" if ci else "-",
+                     f"{r['tool'] * scale:.3f}", f"{r['ratio']:.3f}" if r["ratio"] else "-",
+                     {True: "inside", False: "outside", None: "-"}[r["inside"]]])
+    head = (f"versus ({d['versus_statistic']}) beside {d['tool']} {d['test']}"
+            f"{' ' + d['version'] if d['version'] else ''} ({d['statistic']}), {shown}\n")
+    out = head + table(["bytes", "versus", "versus 95% CI", d["test"] or "tool", "tool/versus", "tool's figure"],
+                       rows)
+    out += "\nnote: " + d["note"] + "\n"
+    if d["conversions"]:
+        out += "conversions: " + "; ".join(d["conversions"]) + "\n"
+    if d["unknown"]:
+        out += "not known of the imported run: " + "; ".join(d["unknown"]) + "\n"
+    return out
