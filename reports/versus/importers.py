@@ -14,10 +14,10 @@ Conversions made here, each recorded in the run record:
   IMB          t[usec] one way (half the round trip) for PingPong; Mbytes/sec =
                10^6 B/s from IMB 2018 on, 2^20 B/s before (by the version in the header)
   NetPIPE      time one way (half the round trip) of the best of its trials; Mbps =
-               10^6 bit/s
+               2^20 bit/s
   ucx_perftest overhead in us, one way for *_lat tests; bandwidth in MiB/s (2^20 B/s)
   fi_pingpong  usec/xfer one way (a round trip is two transfers); MB/sec = 10^6 B/s;
-               sizes printed with k/m/g suffixes in powers of 1024
+               sizes printed with k/m/g suffixes in powers of 1024, counts in powers of 1000
 """
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ class Imported:
     library: str | None = None
 
 
+def _command(lines: list[str]) -> str | None:
+    """The command line a user kept above the output ('$ cmd ...'), if any."""
+    return next((ln.strip()[2:].strip() for ln in lines if ln.strip().startswith("$ ")), None)
+
+
 def _num(s: str, where: str) -> float:
     try:
         return float(s)
@@ -56,18 +61,18 @@ def _num(s: str, where: str) -> float:
         raise InputError(f"{where}: {s!r} is not a number") from None
 
 
-def _bytes_with_suffix(s: str, where: str) -> int:
-    """fi_pingpong's sizes: 64, 1k, 4m (powers of 1024)."""
+def _bytes_with_suffix(s: str, where: str, base: int = 1024) -> int:
+    """fi_pingpong's sizes: 64, 1k, 1.5k, 4m (powers of 1024); its counts (base 1000): 1k = 1000."""
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", s)
     if not m:
         raise InputError(f"{where}: {s!r} is not a size")
-    mult = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[m.group(2).lower()]
+    mult = {"": 1, "k": base, "m": base ** 2, "g": base ** 3}[m.group(2).lower()]
     return int(round(float(m.group(1)) * mult))
 
 
 # --- OSU -------------------------------------------------------------------------------
 
-OSU_TITLE = re.compile(r"^#\s*OSU MPI(?:-\w+)?\s+(.+?)\s+Test\s+v?([\d.]+)", re.I)
+OSU_TITLE = re.compile(r"^#\s*OSU MPI(?:-\w+)?\s+(.+?)\s+Test(?:\s+v?([\d.]+))?\s*$", re.I)
 OSU_TESTS = {   # title -> (test, pattern, statistic of the primary column)
     "latency": ("osu_latency", "pingpong", "mean"),
     "bandwidth": ("osu_bw", "stream", "rate over the timed loop"),
@@ -86,7 +91,7 @@ def parse_osu(text: str, name: str) -> list[Imported]:
         raise InputError(f"{name}:{i0 + 1}: OSU's {m.group(1)!r} test has no versus pattern; "
                          f"importable: {', '.join(t for t, _, _ in OSU_TESTS.values())}")
     test, pattern, stat = OSU_TESTS[what]
-    imp = Imported("osu", "OSU Micro-Benchmarks", test, pattern, stat, version)
+    imp = Imported("osu", "OSU Micro-Benchmarks", test, pattern, stat, version, _command(lines))
     header = None
     for j, ln in enumerate(lines[i0 + 1:], i0 + 2):
         s = ln.strip()
@@ -108,7 +113,7 @@ def parse_osu(text: str, name: str) -> list[Imported]:
         row: dict = {"bytes": int(_num(cols[0], f"{name}:{j}"))}
         for h, v in zip(header[1:], cols[1:]):
             x = _num(v, f"{name}:{j}")
-            if "latency" in h:
+            if "lat" in h:     # Latency (us), Avg Latency(us), P50 Tail Lat(us), Min/Max Latency(us)
                 key = ("one_way_ns" if h.startswith(("latency", "avg")) else
                        h.split()[0].replace("%", "") + "_one_way_ns")
                 row[key] = x * 1e3
@@ -121,6 +126,8 @@ def parse_osu(text: str, name: str) -> list[Imported]:
         imp.rows.append(row)
     if header is None or not imp.rows:
         raise InputError(f"{name}: an OSU title but no table under it (cut short?)")
+    if version is None:
+        imp.unknown.append("the OSU version (the title line carries none: built without it)")
     if pattern == "pingpong":
         imp.conversions.append("latency: us, one way (OSU prints half the mean round trip)")
     else:
@@ -156,8 +163,12 @@ def _imb_mega(version: str | None) -> tuple[float, str]:
 def parse_imb(text: str, name: str) -> list[Imported]:
     lines = text.splitlines()
     version = next((m.group(1) for ln in lines for m in [IMB_VERSION.search(ln)] if m), None)
-    command = next((ln.split(":", 1)[1].strip() for ln in lines
-                    if ln.lstrip("# ").lower().startswith("command line")), None)
+    command = None
+    for k, ln in enumerate(lines):    # "# Calling sequence was:", a blank "#", then "# IMB-MPI1 ..."
+        if "calling sequence was" in ln.lower():
+            command = next((x.lstrip("#").strip() for x in lines[k + 1:k + 4] if x.lstrip("#").strip()), None)
+            break
+    command = command or _command(lines)
     mega, mega_note = _imb_mega(version)
     out: list[Imported] = []
     skipped: list[str] = []
@@ -215,11 +226,15 @@ def parse_imb(text: str, name: str) -> list[Imported]:
 
 # --- NetPIPE ---------------------------------------------------------------------------
 
+NP_MBIT = 1048576.0     # NetPIPE's "Mbps": bits / 1024 / 1024 per second
 NP_LINE = re.compile(r"^\s*\d+:\s+(\d+)\s+bytes\s+(\d+)\s+times\s+-->\s+([\d.]+)\s+Mbps\s+in\s+([\d.]+)\s+usec")
 
 
 def parse_netpipe(text: str, name: str) -> list[Imported]:
-    imp = Imported("netpipe", "NetPIPE", "NPtcp/NPmpi", "pingpong", "best of the trials' mean round trip / 2")
+    command = _command(text.splitlines())
+    test = Path(command.split()[0]).name if command else "NetPIPE"
+    imp = Imported("netpipe", "NetPIPE", test, "pingpong", "best of the trials' mean round trip / 2",
+                   command=command)
     for j, ln in enumerate(text.splitlines(), 1):
         s = ln.strip()
         if not s:
@@ -228,22 +243,26 @@ def parse_netpipe(text: str, name: str) -> list[Imported]:
         if m:    # its terminal output: N: bytes times --> Mbps in usec
             imp.rows.append({"bytes": int(m.group(1)), "repeats": int(m.group(2)),
                              "one_way_ns": float(m.group(4)) * 1e3,
-                             "bandwidth_MBps": float(m.group(3)) / 8})
+                             "bandwidth_MBps": float(m.group(3)) * NP_MBIT / 8 / 1e6})
             continue
         cols = s.split()
         if len(cols) in (3, 4) and re.fullmatch(r"\d+", cols[0]):   # its -o file: bytes Mbps seconds [var]
-            imp.rows.append({"bytes": int(cols[0]), "bandwidth_MBps": _num(cols[1], f"{name}:{j}") / 8,
+            imp.rows.append({"bytes": int(cols[0]),
+                             "bandwidth_MBps": _num(cols[1], f"{name}:{j}") * NP_MBIT / 8 / 1e6,
                              "one_way_ns": _num(cols[2], f"{name}:{j}") * 1e9})
             continue
-        if s.startswith(("Send and receive", "Now starting", "Latency", "Sync", "Send", "Receive")):
+        if s.startswith(("Send and receive", "Now starting", "Latency", "Sync", "Send", "Receive", "(A bug",
+                         "$ ")):
             continue
         raise InputError(f"{name}:{j}: not a NetPIPE line (neither 'N: bytes times --> Mbps in usec' nor "
                          f"the -o file's 'bytes Mbps seconds'): {s[:60]!r}")
     if not imp.rows:
         raise InputError(f"{name}: no NetPIPE figures in it")
     imp.conversions += ["time: one way (NetPIPE prints half the round trip), of the best of its trials",
-                        "bandwidth: Mbps as 10^6 bit/s, divided by 8 for MB/s"]
-    imp.unknown += ["the version (NetPIPE prints none)", "the transport module (NPtcp, NPmpi, ...)",
+                        "bandwidth: Mbps as 2^20 bit/s (NetPIPE divides bits by 1024 twice), "
+                        "times 1048576 / 8 / 10^6 for MB/s"]
+    imp.unknown += ["the version (NetPIPE prints none)"] + ([] if command else [
+                    "the transport module (NPtcp, NPmpi, ...): not in the file"]) + [
                     "the placement of the ranks", "the hosts"]
     return [imp]
 
@@ -270,7 +289,6 @@ def parse_ucx_perftest(text: str, name: str, sizes: list[int] | None = None) -> 
     (`$ ucx_perftest ... -s N`) or, in order, from `sizes`."""
     runs: list[Imported] = []
     cmd = None
-    pending_csv = None
     lines = text.splitlines()
 
     def add(fields: list[str], where: str):
@@ -310,26 +328,30 @@ def parse_ucx_perftest(text: str, name: str, sizes: list[int] | None = None) -> 
         runs.append(imp)
         cmd = None
 
+    in_table = False
     for j, ln in enumerate(lines, 1):
+        st = ln.strip()
         m = UCX_CMD.search(ln)
-        if m and not ln.lstrip().startswith(("|", "+", "[")):
+        if m and not st.startswith(("|", "+", "[")):
             cmd = m.group(1)
+            in_table = False
+            continue
+        if st.startswith("|") and "iterations" in st:
+            in_table = True          # the column header: result lines follow
             continue
         m = UCX_FINAL.match(ln)
         if m:
             add(m.group(1).split(), f"{name}:{j}")
-            pending_csv = None
+            in_table = False
             continue
-        s = ln.strip()
-        if re.fullmatch(r"\d+(,[\d.]+){7}", s):
-            pending_csv = (s.split(","), f"{name}:{j}")
-        elif pending_csv and not s:
-            add(*pending_csv)
-            pending_csv = None
-    if pending_csv:
-        add(*pending_csv)
+        # -f prints the final result alone: 8 figures, blank- or comma-separated
+        fields = st.split(",") if "," in st else st.split()
+        if in_table and len(fields) == 8 and all(re.fullmatch(r"[\d.]+", f) for f in fields):
+            add(fields, f"{name}:{j}")
+            in_table = False
     if not runs:
-        raise InputError(f"{name}: no ucx_perftest result (a 'Final:' line or the CSV line of -f)")
+        raise InputError(f"{name}: no ucx_perftest result (a 'Final:' line, or the result line of -f under "
+                         "the table's header)")
     # one run per test: sizes of one test together
     merged: dict[str, Imported] = {}
     for r in runs:
@@ -342,37 +364,45 @@ def parse_ucx_perftest(text: str, name: str, sizes: list[int] | None = None) -> 
 
 # --- fi_pingpong -----------------------------------------------------------------------
 
-FI_HEADER = re.compile(r"^\s*bytes\s+iters\s+total\s+time\s+MB/sec\s+usec/xfer\s+Mxfers/sec\s*$")
-FI_ROW = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+([\d.]+)s\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+FI_HEADER = re.compile(r"^\s*bytes\s+.*\bMB/sec\s+usec/xfer\s+Mxfers/sec\s*$")
 
 
 def parse_fi_pingpong(text: str, name: str) -> list[Imported]:
-    imp = Imported("fi_pingpong", "fi_pingpong (fabtests)", "fi_pingpong", "pingpong", "mean")
-    seen_header = False
+    """The table under the header: 'bytes iters total time MB/sec usec/xfer Mxfers/sec' in
+    older fabtests, 'bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec' in newer;
+    the columns are read by their names."""
+    imp = Imported("fi_pingpong", "fi_pingpong (fabtests)", "fi_pingpong", "pingpong", "mean",
+                   command=_command(text.splitlines()))
+    header = None
     for j, ln in enumerate(text.splitlines(), 1):
         if FI_HEADER.match(ln):
-            seen_header = True
+            header = ln.split()
             continue
-        m = re.search(r"fi_pingpong\b(.*)$", ln)
-        if m and imp.command is None and not FI_ROW.match(ln):
-            imp.command = "fi_pingpong" + m.group(1)
+        cols = ln.split()
+        if header is None or len(cols) != len(header):
             continue
-        m = FI_ROW.match(ln)
-        if seen_header and m:
-            where = f"{name}:{j}"
-            imp.rows.append({"bytes": _bytes_with_suffix(m.group(1), where),
-                             "iterations": _bytes_with_suffix(m.group(2), where),
-                             "one_way_ns": _num(m.group(6), where) * 1e3,
-                             "bandwidth_MBps": _num(m.group(5), where)})
+        r = dict(zip(header, cols))
+        where = f"{name}:{j}"
+        try:
+            b = _bytes_with_suffix(r["bytes"], where)
+        except InputError:
+            continue                 # not a row (a message between tables)
+        iters = r.get("iters") or r.get("#sent")
+        imp.rows.append({"bytes": b, "iterations": _bytes_with_suffix(iters.lstrip("="), where, 1000) if iters else None,
+                         "one_way_ns": _num(r["usec/xfer"], where) * 1e3,
+                         "bandwidth_MBps": _num(r["MB/sec"], where)})
+        if imp.rows[-1]["iterations"] is None:
+            del imp.rows[-1]["iterations"]
     if not imp.rows:
-        raise InputError(f"{name}: no fi_pingpong table (the 'bytes iters total time MB/sec usec/xfer "
-                         "Mxfers/sec' header and its rows)")
+        raise InputError(f"{name}: no fi_pingpong table (a 'bytes ... MB/sec usec/xfer Mxfers/sec' header "
+                         "and its rows)")
     if imp.command:
         opts = _ucx_opts(imp.command)
         if "p" in opts:
             imp.library = f"libfabric provider {opts['p']}"
     imp.conversions += ["usec/xfer: one way (a round trip is two transfers); the mean over the iterations",
-                        "MB/sec as 10^6 B/s", "sizes with k/m/g suffixes read as powers of 1024"]
+                        "MB/sec as 10^6 B/s", "sizes with k/m/g suffixes read as powers of 1024 (1.5k = 1536 B), "
+                        "counts as powers of 1000 (1k = 1000 iterations)"]
     imp.unknown += ["the libfabric version (not printed)", "warm-up (fi_pingpong does none)",
                     "the placement of the ranks", "the hosts"]
     return [imp]
@@ -389,7 +419,7 @@ def guess_format(text: str, name: str) -> str:
         found.append("osu")
     if IMB_VERSION.search(text) or re.search(r"^#\s*Benchmarking\s+\S+", text, re.M):
         found.append("imb")
-    if NP_LINE.search(text) or re.fullmatch(r"(\s*\d+\s+[\d.eE+-]+\s+[\d.eE+-]+(\s+[\d.eE+-]+)?\s*\n?)+", text):
+    if re.search(NP_LINE.pattern, text, re.M) or re.fullmatch(r"(\s*\d+\s+[\d.eE+-]+\s+[\d.eE+-]+(\s+[\d.eE+-]+)?\s*\n?)+", text):
         found.append("netpipe")
     if "ucx_perftest" in text or re.search(r"^\s*Final:\s", text, re.M) or "overhead (usec)" in text:
         found.append("ucx_perftest")
