@@ -8,11 +8,12 @@ configuration over time is the configuration of load.configuration_key plus the 
 names (the same setting on another system is another history); the library version is
 not part of it, so that an upgrade shows as a point on the series, not a new series.
 
-Change points: ruptures' PELT on the log of the per-run medians with a least-squares
-cost, each segment at least MIN_SEGMENT runs, and a penalty of PENALTY_FACTOR sigma^2
-ln n per change, sigma the noise of the series estimated robustly from its successive
-differences.  bench/history_false_alarms.py measures how often a series without a step
-gets one marked (docs/history.md).
+Change points: ruptures' PELT on the log of the per-run medians with the absolute-deviation
+cost (l1: one run slowed by a noisy host does not pay for a segment of its own, as it does
+with least squares), each segment at least MIN_SEGMENT runs, and a penalty of
+PENALTY_FACTOR sigma ln n per change, sigma the noise of the series estimated robustly from
+its successive differences.  bench/history_false_alarms.py measures how often a series
+without a step gets one marked, and how often a step is found (docs/history.md).
 """
 from __future__ import annotations
 
@@ -152,8 +153,8 @@ def change_points(values: list[float]) -> list[int]:
     d = np.diff(y)
     sigma = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
     sigma = max(sigma, 1e-4)
-    pen = PENALTY_FACTOR * sigma ** 2 * math.log(n)
-    bkps = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(y.reshape(-1, 1)).predict(pen=pen)
+    pen = PENALTY_FACTOR * sigma * math.log(n)
+    bkps = ruptures.Pelt(model="l1", min_size=MIN_SEGMENT, jump=1).fit(y.reshape(-1, 1)).predict(pen=pen)
     return [b for b in bkps if b < n]
 
 
