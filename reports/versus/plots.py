@@ -164,3 +164,43 @@ def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
     ax.set_title(plain(label))
     ax.legend(loc="upper left")
     return _emit(fig, name, pdf_dir)
+
+
+def native_plot(name: str, title: str, sbs: dict, pdf_dir: Path | None) -> dict:
+    """versus's figure (with its 95 % interval) and the imported tool's, per size (sidebyside.py)."""
+    rows = sbs["rows"]
+    scale = 1e-3 if sbs["unit"] == "ns" else 1.0
+    x = [r["bytes"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    y = [r["versus"] * scale for r in rows]
+    lo = [(r["versus_ci"] or [r["versus"]] * 2)[0] * scale for r in rows]
+    hi = [(r["versus_ci"] or [r["versus"]] * 2)[1] * scale for r in rows]
+    ax.plot(x, y, "-", marker=".", ms=3, lw=1.0, color=COLORS[0], label=plain(f"versus ({sbs['versus_statistic']})"))
+    ax.fill_between(x, _arr(lo), _arr(hi), color=COLORS[0], alpha=0.18, lw=0)
+    ax.plot(x, [r["tool"] * scale for r in rows], "x", ms=5, color=COLORS[1 % len(COLORS)],
+            label=plain(f"{sbs['tool']} {sbs['test']} ({sbs['statistic']}, no interval)"))
+    log_axes(ax)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("one-way time (µs)" if sbs["unit"] == "ns" else "bandwidth (MB/s)")
+    ax.set_title(plain(title))
+    ax.legend(loc="upper left", fontsize=8)
+    return _emit(fig, name, pdf_dir)
+
+
+def history_plot(name: str, s: dict, pdf_dir: Path | None) -> dict:
+    """A metric over the runs of one configuration, change points marked (history.py)."""
+    pts = s["points"]
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    x = list(range(len(pts)))
+    ax.plot(x, [p["value"] for p in pts], "-", marker=".", ms=4, lw=1.0, color=COLORS[0])
+    for c in s["changes"]:
+        ax.axvline(c["index"] - 0.5, color="black", ls="--", lw=1.0)
+        ax.annotate(plain(f"{c['change_pct']:+.1f}%"), (c["index"] - 0.5, ax.get_ylim()[1]),
+                    ha="left", va="top", fontsize=8)
+    step = max(1, len(pts) // 8)
+    ax.set_xticks(x[::step])
+    ax.set_xticklabels([p["date"][:10] for p in pts][::step], rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel(plain(f"{s['metric']} at {s['bytes']} B ({s['unit']}), run median"))
+    ax.set_title(plain(s["label"]))
+    fig.tight_layout()
+    return _emit(fig, name, pdf_dir)

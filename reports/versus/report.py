@@ -396,14 +396,94 @@ def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path,
     return write_samples(runs, configs, path, parquet)
 
 
+# which measured transports an imported tool's figures are set beside
+TOOL_TRANSPORTS = {"osu": ("openmpi", "mpich"), "imb": ("openmpi", "mpich"), "ucx_perftest": ("ucx",),
+                   "fi_pingpong": ("ofi",)}
+NETPIPE_TRANSPORTS = {"NPtcp": ("tcp",), "NPopenmpi": ("openmpi",), "NPmpi": ("openmpi", "mpich"),
+                      "NPmpich": ("mpich",)}
+
+
+def native_section(measured: list[Run], imported: list[Run], pdf_dir: Path | None) -> list[dict]:
+    """Each imported run beside each measured configuration of its pattern over the transports the
+    tool measures (OSU and IMB: the MPI ones; ucx_perftest: ucx; fi_pingpong: ofi; NPtcp: tcp)."""
+    from . import plots
+    from .sidebyside import NO_CLAIM, side_by_side
+    out = []
+    by_key: dict[tuple, list[Run]] = {}
+    for r in measured:
+        by_key.setdefault(configuration_key(r), []).append(r)
+    for k, imp in enumerate(imported):
+        info = imp.imported or {}
+        fmt = info.get("format")
+        want = (NETPIPE_TRANSPORTS.get(str(info.get("test")), ()) if fmt == "netpipe"
+                else TOOL_TRANSPORTS.get(fmt, ()))
+        for j, runs in enumerate(by_key.values()):
+            if runs[0].transport.get("name") not in want or runs[0].pattern != imp.pattern:
+                continue
+            try:
+                d = side_by_side(runs, imp)
+            except InputError:
+                continue          # no size in common
+            title = f"{runs[0].label} beside {info.get('tool')} {info.get('test')}"
+            scale, unit = (1e-3, "µs") if d["unit"] == "ns" else (1.0, "MB/s")
+            out.append({
+                "id": f"native-{k}-{j}", "title": title, "source": Path(imp.source).name,
+                "statistic": d["statistic"], "versus_statistic": d["versus_statistic"],
+                "conversions": d["conversions"], "unknown": d["unknown"], "note": NO_CLAIM,
+                "table": {"id": f"native-{k}-{j}-table", "caption": title,
+                          "columns": [{"key": "bytes", "title": "bytes", "fmt": "bytes"},
+                                      {"key": "v", "title": f"versus ({unit})", "fmt": "num"},
+                                      {"key": "ci", "title": "versus 95 % CI", "fmt": "text"},
+                                      {"key": "t", "title": f"{info.get('test')} ({unit})", "fmt": "num"},
+                                      {"key": "r", "title": "tool / versus", "fmt": "num"},
+                                      {"key": "in", "title": "tool's figure", "fmt": "text"}],
+                          "rows": [[r["bytes"], r["versus"] * scale,
+                                    (f"{r['versus_ci'][0] * scale:.3f} to {r['versus_ci'][1] * scale:.3f}"
+                                     if r["versus_ci"] else "-"), r["tool"] * scale, r["ratio"],
+                                    {True: "inside", False: "outside", None: "-"}[r["inside"]]]
+                                   for r in d["rows"]],
+                          "notes": [NO_CLAIM]},
+                "plot": plots.native_plot(f"fig-native-{k}-{j}", title, d, pdf_dir)})
+    return out
+
+
+def history_section(db: str | None, pdf_dir: Path | None) -> list[dict]:
+    """The over-time page: each configuration's latency at its smallest size, change points marked."""
+    if not db or not Path(db).exists():
+        return []
+    from . import plots
+    from .history import series
+    out = []
+    for i, s in enumerate(series(db)):
+        if len(s["points"]) < 2:
+            continue
+        out.append({"id": f"history-{i}", "label": s["label"], "hosts": ", ".join(s["hosts"]),
+                    "bytes": s["bytes"], "runs": len(s["points"]),
+                    "first": s["points"][0]["date"], "last": s["points"][-1]["date"],
+                    "changes": [f"{c['date']}: {c['change_pct']:+.1f} % (median of 3 runs each side)"
+                                + ("; the library version changed there" if c["version_changed"] else "")
+                                for c in s["changes"]],
+                    "plot": plots.history_plot(f"fig-history-{i}", s, pdf_dir)})
+    return out
+
+
 def render_report(paths: list[str], out: Path, study: str | None = None,
                   pairs: list[dict] | None = None, title: str | None = None,
-                  include_invalid: bool = False) -> dict:
+                  include_invalid: bool = False, history: str | None = None) -> dict:
     from .render import html_env, latex_env
     runs, entries, manifests = collect(paths)
+    imported = [r for r in runs if r.imported is not None]
+    runs = [r for r in runs if r.imported is None]
     output_dir(out, "report directory")
+    if history is None:      # a store kept with the results is shown
+        found = [Path(p) / "versus-history.sqlite" for p in paths if Path(p).is_dir()]
+        history = next((str(f) for f in found if f.exists()), None)
+    elif not Path(history).exists():
+        raise InputError(f"--history {history}: no history store there (versus history add RESULTS --db FILE)")
     samples = beside(write_samples_csv, runs, entries, out / "samples.csv", out / "samples.parquet")
     model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
+    model["native"] = native_section(runs, imported, out)
+    model["history"] = history_section(history, out)
     html = html_env().get_template("report.html.j2").render(m=model)
     (out / "index.html").write_text(html, encoding="utf-8")
     tex = latex_env().get_template("report.tex.j2").render(m=model)
@@ -456,7 +536,7 @@ def cmd_report(args) -> int:
             raise InputError(f"--compare {p!r}: expected A_ID,B_ID")
         pairs.append({"a": a, "b": b})
     model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
-                          args.include_invalid)
+                          args.include_invalid, args.history)
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
           f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv and "
           f"samples.parquet ({model['samples']} samples)", file=sys.stderr)
@@ -470,6 +550,9 @@ def add_parser(sub) -> None:
     p.add_argument("--study", help="show this seed study's section (seed000 ... seed004)")
     p.add_argument("--compare", action="append", metavar="A_ID,B_ID", help="compare these configurations")
     p.add_argument("--title")
+    p.add_argument("--history", metavar="DB",
+                   help="add the over-time page from this history store (default: versus-history.sqlite in a "
+                        "results directory given, when there)")
     p.add_argument("--include-invalid", action="store_true",
                    help="keep sizes whose payload check failed in fits and comparisons "
                         "(default: shown, marked, left out)")
