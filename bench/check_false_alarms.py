@@ -2,10 +2,10 @@
 catches an injected one: real tcp ping-pongs under the local launcher, the slowdown from
 the tcp module's delay_ns test hook (10 % of the one-way time), tolerance +5 %.
 
-Each round: one launch thrown away (the first after a quiet spell runs slow), then three
-triples of launches in turn: baseline, A/A, slowed.  Checked per round: three launches a
-side (between-launch inference) and each single launch against a single baseline launch
-(within-launch inference: one launch a side).
+Each round: one launch thrown away (the first after a quiet spell runs slow), then
+--launches triples of launches in turn: baseline, A/A, slowed.  Checked per round: all
+launches a side (between-launch inference) and each single launch against a single
+baseline launch (within-launch inference: one launch a side).
 
     .venv/bin/python bench/check_false_alarms.py [--rounds 20] [--sizes 8,64,512]
 
@@ -51,14 +51,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--sizes", default="8,64,512")
+    ap.add_argument("--launches", type=int, default=3, help="launches a side (default 3)")
     a = ap.parse_args()
     run = runner()
-    tally = {s: {"aa": [0, 0], "slow": [0, 0]} for s in ("3 launches a side", "1 launch a side")}
+    many = f"{a.launches} launches a side"
+    tally = {s: {"aa": [0, 0], "slow": [0, 0]} for s in (many, "1 launch a side")}
     with tempfile.TemporaryDirectory() as d:
         for r in range(a.rounds):
             launch(run, d, f"w{r}", a.sizes)
             base, aa, slow = [], [], []
-            for k in range(3):
+            for k in range(a.launches):
                 base.append(launch(run, d, f"b{r}-{k}", a.sizes))
                 if k == 0:
                     (b0,) = load_file(base[0])
@@ -70,10 +72,10 @@ def main():
             save(base, bj, ["latency:-inf,+5%"])
             for side, files in (("aa", aa), ("slow", slow)):
                 res = check(files, bj)
-                t = tally["3 launches a side"][side]
+                t = tally[many][side]
                 t[0] += sum(c["status"] == "regressed" for c in res["cases"])
                 t[1] += len(res["cases"])
-                for k in range(3):
+                for k in range(a.launches):
                     bk = os.path.join(d, f"base{r}-{k}.json")
                     save([base[k]], bk, ["latency:-inf,+5%"])
                     res = check([files[k]], bk)

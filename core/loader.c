@@ -17,8 +17,9 @@
 #define SUFFIX ".so"
 #define MAX_DIRS 16
 
-/* Search path: $VERSUS_MODULE_PATH, the build tree next to the executable,
- * the installed module directory. */
+/* Search path: $VERSUS_MODULE_PATH (an explicit choice wins, as LD_LIBRARY_PATH
+ * does), the build tree next to the executable, the module directory relative to
+ * the executable (an installation moved as a whole), the configured module directory. */
 static int module_dirs(char dirs[][PATH_MAX], int max)
 {
     int n = 0;
@@ -33,7 +34,10 @@ static int module_dirs(char dirs[][PATH_MAX], int max)
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k > 0 && n < max) {
         exe[k] = '\0';
-        snprintf(dirs[n++], PATH_MAX, "%s/../transports", dirname(exe));
+        char *dir = dirname(exe);
+        snprintf(dirs[n++], PATH_MAX, "%s/../transports", dir);
+        if (n < max)
+            snprintf(dirs[n++], PATH_MAX, "%s/%s", dir, VS_MODULE_REL);
     }
     if (n < max)
         snprintf(dirs[n++], PATH_MAX, "%s", VS_MODULE_DIR);

@@ -88,7 +88,9 @@ def add_include_invalid(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     p = argparse.ArgumentParser(prog="versus", description="Analyse versus benchmark results (JSON Lines).")
+    p.add_argument("--version", action="version", version=f"versus {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     s = sub.add_parser("summary", help="statistics, fitted regimes and transitions of each run")
     s.add_argument("results", nargs="+", metavar="RESULTS.jsonl")

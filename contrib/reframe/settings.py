@@ -1,0 +1,25 @@
+"""ReFrame settings for the versus checks: `local` (this machine: the local scheduler and
+launcher) and `slurm` (a Slurm partition launched with srun; edit the partition's access
+options and the hostnames pattern for a real cluster)."""
+site_configuration = {
+    "systems": [
+        {
+            "name": "local",
+            "descr": "this machine, no scheduler",
+            "hostnames": [".*"],
+            "partitions": [
+                {"name": "default", "scheduler": "local", "launcher": "local", "environs": ["versus"]},
+            ],
+        },
+        {
+            "name": "slurm",
+            "descr": "a Slurm cluster (or the single-node Slurm of versus's tests)",
+            "hostnames": [".*"],
+            "partitions": [
+                {"name": "compute", "scheduler": "slurm", "launcher": "srun", "access": [],
+                 "environs": ["versus"], "max_jobs": 2},
+            ],
+        },
+    ],
+    "environments": [{"name": "versus", "cc": "cc"}],
+}
