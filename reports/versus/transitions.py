@@ -375,7 +375,36 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
             i = j
         else:
             i += 1
-    return _number(trans, found)
+    return _number(trans, _merge_in_phase(trans, found, rel_tol))
+
+
+MERGE_MAX_MISSED = 3      # steps two runs of one staircase may lack between them
+
+
+def _merge_in_phase(trans: list[Transition], found: list[Staircase], rel_tol: float) -> list[Staircase]:
+    """Join consecutive staircases that are one broken in two: periods within rel_tol of each
+    other, and the second starting a whole number of periods after the first ends, with at
+    most MERGE_MAX_MISSED steps missing between (a noisy stretch, or a stray step, broke the
+    chain).  Each part shows the period on its own (min_steps or more); being in phase across
+    the gap is what says they are one.  Page staircases are left as they are."""
+    out: list[Staircase] = []
+    for sc in sorted(found, key=lambda x: x.first_bytes):
+        prev = out[-1] if out else None
+        if prev is not None and prev.page_bytes is None and sc.page_bytes is None:
+            per = 0.5 * (prev.period_bytes + sc.period_bytes)
+            gap = sc.first_bytes - prev.last_bytes
+            k = round(gap / per)
+            grid = max(trans[prev.members[-1]].before_bytes - trans[prev.members[-1]].after_bytes,
+                       trans[sc.members[0]].before_bytes - trans[sc.members[0]].after_bytes)
+            if (abs(prev.period_bytes - sc.period_bytes) <= rel_tol * per and 1 <= k <= MERGE_MAX_MISSED + 1
+                    and abs(gap - k * per) <= rel_tol * per + grid + 1):
+                members = prev.members + sc.members
+                p = np.array([trans[m].bytes for m in members], dtype=np.float64)
+                idx = np.concatenate([[0], np.cumsum(np.round(np.diff(p) / per))])
+                out[-1] = _staircase(trans, members, idx, per)
+                continue
+        out.append(sc)
+    return out
 
 
 def _number(trans: list[Transition], found: list[Staircase]) -> list[Staircase]:
