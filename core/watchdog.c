@@ -106,16 +106,18 @@ static void *watch(void *arg)
         if (stop)
             return NULL;
         int peer = atomic_load(&vs_peer_ended), sig = atomic_load(&vs_caught_signal);
+        /* Ctrl-C reaches every rank and the launcher: a peer that ended of it first is
+         * news of the same interrupt, and the run ends as interrupted */
+        if (sig) {
+            describe(wd, what, sizeof what);
+            snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s", sig, strsignal(sig), what);
+            finish(wd, "interrupted", msg, 1);
+        }
         if (peer) {
             describe(wd, what, sizeof what);
             snprintf(msg, sizeof msg, "rank %d ended abnormally (the local launcher says so) during %s; "
                      "this rank stops too", peer - 1, what);
             finish(wd, "error", msg, 1);
-        }
-        if (sig) {
-            describe(wd, what, sizeof what);
-            snprintf(msg, sizeof msg, "interrupted by signal %d (%s) during %s", sig, strsignal(sig), what);
-            finish(wd, "interrupted", msg, 1);
         }
         uint64_t b = atomic_load_explicit(&wd->beat, memory_order_relaxed), now = vs_now_ns();
         if (b != last) {
