@@ -1,6 +1,11 @@
 """ReFrame settings for the versus checks: `local` (this machine: the local scheduler and
 launcher) and `slurm` (a Slurm partition launched with srun; edit the partition's access
-options and the hostnames pattern for a real cluster)."""
+options and the hostnames pattern for a real cluster).
+
+ReFrame's `slurm` scheduler follows jobs with sacct and so needs job accounting; on a cluster
+without it set VERSUS_RFM_SLURM_SCHEDULER=squeue (ReFrame's backend that polls squeue only)."""
+import os
+
 site_configuration = {
     "systems": [
         {
@@ -16,7 +21,8 @@ site_configuration = {
             "descr": "a Slurm cluster (or the single-node Slurm of versus's tests)",
             "hostnames": [".*"],
             "partitions": [
-                {"name": "compute", "scheduler": "slurm", "launcher": "srun", "access": [],
+                {"name": "compute", "scheduler": os.environ.get("VERSUS_RFM_SLURM_SCHEDULER", "slurm"),
+                 "launcher": "srun", "access": [],
                  "environs": ["versus"], "max_jobs": 2},
             ],
         },

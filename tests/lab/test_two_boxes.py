@@ -15,10 +15,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
 
 
+ATTEMPTS = 6   # a run that hangs in MPI_Finalize (below) costs the 10 s deadline
+
+
 def mpi_across(transport, out, env=(), sizes="8,64K"):
     """The MPI launchers across the boxes, started on box-a with the lab's remote-shell agent."""
     args = [vt.RUNNER, "-t", transport, "-s", sizes, "-i", "100", "-w", "10", "--cpus", "0,1",
-            "--timeout", "20", "-O", out]
+            "--timeout", "10", "-O", out]
     if transport == "openmpi":
         launcher = ["mpirun.openmpi", "--hostfile", "/run/versus-lab/hosts", "-np", "2", "--bind-to", "none",
                     "--mca", "plm_rsh_agent", "/run/versus-lab/agent", "--mca", "btl", "self,tcp",
@@ -28,13 +31,16 @@ def mpi_across(transport, out, env=(), sizes="8,64K"):
         launcher = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", "/run/versus-lab/agent",
                     "-iface", "vslab0", "-hosts", "box-a,box-b", "-n", "2",
                     "-genvlist", ",".join(["VERSUS_MODULE_PATH", "PATH"] + [e.split("=")[0] for e in env])]
-    for attempt in (1, 2, 3):
+    for attempt in range(1, ATTEMPTS + 1):
         p = vt.run_cmd(VERSUS + ["lab", "run", "a", "--", "env", *env, *launcher, *args], timeout=120)
-        if p.returncode == 0 or attempt == 3:
+        if p.returncode == 0 or attempt == ATTEMPTS:
             break
-        # MPICH over UCX sometimes hangs in MPI_Finalize across hosts (rank 0 in the PMI fence,
-        # rank 1 in UCX; seen about once in 70 runs): the watchdog ends it at the deadline with every
-        # size kept.  That much is checked here; the run is then tried again (up to three times).
+        # MPICH 4.0 over UCX hangs in MPI_Finalize across hosts now and then (docs/launching.md:
+        # each rank disconnects, then waits in the PMI barrier without driving UCX, while its peer's
+        # disconnect still needs it; MPICH later moved the barrier before the disconnect).  Over
+        # UCX's tcp alone between the boxes: 1 in 10 to 4 in 8 runs here, by the hour.  The
+        # watchdog ends it at the deadline with every size kept; that much is checked here, and
+        # the run is tried again.
         run, sizes, end = vt.read_jsonl(out)
         vt.check("during shutting down" in p.stderr and end and end["status"] == "ok" and len(sizes) == 2,
                  f"{transport}: a hang at shutdown ends at the deadline with every size kept")

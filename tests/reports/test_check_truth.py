@@ -44,6 +44,10 @@ def versus(*args):
 
 
 STEADY = 0.03   # every baseline and A/A launch within 3 % of their median at every size
+# A launch takes about 0.2 s; on a host whose state changes launch by launch (8 B one-way times
+# of 5.1 to 7.8 us in one run, where an hour before they sat at 4.1 or 6.2 us for minutes) nine
+# triples gave fewer than three in the probes' state three times in a row.
+TRIPLES = 20
 
 
 def medians(path):
@@ -68,7 +72,7 @@ launch("warmup", 0)
 
 def attempt(n):
     """Three probe launches set the delay: 10 % of their one-way median at 8 B (the sizes cost
-    about the same).  Then up to nine triples in turn (baseline, A/A, slowed).  On this kind of
+    about the same).  Then up to TRIPLES triples in turn (baseline, A/A, slowed).  On this kind of
     host tcp's one-way time sits at ~4.1 or ~6.2 us for seconds to minutes at a time, and 10 %
     of one state is not 10 % of the other: a triple is kept when its baseline and A/A launches
     lie within STEADY of the probes (the state the delay was set for) and its slowed launch
@@ -78,7 +82,7 @@ def attempt(n):
     delay = int(round(0.10 * probe[8]))
     vt.log(f"attempt {n}: one-way median at 8 B {probe[8]:.0f} ns; injected delay {delay} ns before each send")
     kept, seen = [], []
-    for k in range(9):
+    for k in range(TRIPLES):
         t = (launch(f"base{n}-", k), launch(f"aa{n}-", k), launch(f"slow{n}-", k, ["-o", f"delay_ns={delay}"]))
         x = tuple(medians(p) for p in t)
         seen.append(f"{x[0][8]:.0f}/{x[1][8]:.0f}/{x[2][8]:.0f}")
