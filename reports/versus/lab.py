@@ -125,7 +125,7 @@ def down() -> str:
     return relay_log
 
 
-def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links):
+def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links, spin_us=None):
     """up()'s arguments checked (InputError naming the option); returns the link kind, the slow
     boxes by name, the slow pairs as ((name, name), rate) and the relay's path (None without the
     relay)."""
@@ -165,6 +165,8 @@ def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links)
         raise InputError("--delay needs the relay (this kernel's veth has no delay without netem): "
                          "leave out --link veth")
     tool = find_link_tool() if link == "relay" else None
+    if spin_us is not None and not (0 <= spin_us <= 10000):
+        raise InputError(f"--spin {spin_us}: give microseconds from 0 to 10000")
     if link_cpu is not None and not 0 <= link_cpu < (os.cpu_count() or 1):
         raise InputError(f"--link-cpu {link_cpu}: this machine has CPUs 0 to {(os.cpu_count() or 1) - 1}")
     return link, slow, pairs, tool
@@ -173,14 +175,16 @@ def _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links)
 def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None = None,
        link: str | None = None, link_cpu: int | None = 0, boxes: int = 2,
        slow: dict[str, float] | None = None,
-       slow_links: dict[tuple[str, str], float] | None = None) -> dict:
+       slow_links: dict[tuple[str, str], float] | None = None, spin_us: float | None = None) -> dict:
     """Build the boxes; returns their description (also what `status` prints).  link is
     "veth" (rate by tbf) or "relay" (versus-link: delay and rate); --delay implies the relay.
     More than two boxes hang off one bridge (in a namespace of its own); slow limits the named
     boxes' links (both directions) to their rates, e.g. {"c": 100}; slow_links limits the traffic
-    between two boxes only (both directions), e.g. {("a", "b"): 100}."""
+    between two boxes only (both directions), e.g. {("a", "b"): 100}.  spin_us: how close to a
+    deadline the relay stops sleeping and polls (versus-link --spin; its default when None)."""
     _need_root()
-    link, slow, slow_links, tool = _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links)
+    link, slow, slow_links, tool = _check_up(rate_mbit, mtu, delay_us, link, link_cpu, boxes, slow, slow_links,
+                                             spin_us)
     down()
     the_boxes = make_boxes(boxes)
     a, b = the_boxes[:2]
@@ -223,7 +227,7 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
                 f.write(hosts)
         os.makedirs(RUN_DIR, exist_ok=True)
         if link == "relay":
-            _start_relay(tool, delay_us or 0.0, rate_mbit, mtu, link_cpu)
+            _start_relay(tool, delay_us or 0.0, rate_mbit, mtu, link_cpu, spin_us)
         _wait_carrier(the_boxes)
         _write_agent(the_boxes)
         with open(STATE, "w", encoding="utf-8") as f:
@@ -296,7 +300,8 @@ def find_link_tool() -> str:
                      "or build versus (it is built beside versus-run)")
 
 
-def _start_relay(tool: str, delay_us: float, rate_mbit: float | None, mtu: int, cpu: int | None) -> None:
+def _start_relay(tool: str, delay_us: float, rate_mbit: float | None, mtu: int, cpu: int | None,
+                 spin_us: float | None = None) -> None:
     """versus-link between the two TUN devices, in its own session (it outlives this command),
     under SCHED_FIFO so that busy-polling ranks on its CPU cannot starve it, and keeping idle CPUs
     awake (a wake-up from idle here costs more than the precision a delay needs)."""
@@ -307,6 +312,8 @@ def _start_relay(tool: str, delay_us: float, rate_mbit: float | None, mtu: int, 
         argv += ["--rate", f"{rate_mbit:g}"]
     if cpu is not None:
         argv += ["--cpu", str(cpu)]
+    if spin_us is not None:
+        argv += ["--spin", f"{spin_us:g}"]
     with open(LINK_LOG, "w", encoding="utf-8") as log:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     t0 = time.monotonic()
@@ -465,6 +472,10 @@ def add_parser(sub) -> None:
     u.add_argument("--link-cpu", type=int, default=0, metavar="N",
                    help="the CPU the relay runs on, under SCHED_FIFO (default 0); keep busy-polling "
                         "ranks off it or give it the CPU they share")
+    u.add_argument("--spin", type=float, metavar="US",
+                   help="the relay polls instead of sleeping this close to a deadline (default 30): "
+                        "raise it where wake-ups run later than that and a delay must be exact; it "
+                        "takes the relay's CPU from ranks sharing it meanwhile")
     u.set_defaults(func=_cmd_up)
     d = lsub.add_parser("down", help="remove the boxes and everything still running in them")
     d.set_defaults(func=_cmd_down)
@@ -518,7 +529,12 @@ def _cmd_up(args) -> int:
             slow_links[(x, y)] = float(rate)
         except ValueError:
             raise InputError(f"--slow-link {item!r}: give BOX-BOX:MBIT, e.g. --slow-link a-b:100") from None
-    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu, args.boxes, slow, slow_links)
+    if args.spin is not None and not (0 <= args.spin <= 10000):
+        raise InputError(f"--spin {args.spin:g}: give microseconds from 0 to 10000")
+    if args.spin is not None and args.delay is None and args.link != "relay":
+        raise InputError("--spin tunes the relay: give it with --delay or --link relay")
+    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu, args.boxes, slow, slow_links,
+            args.spin)
     _print_status(st)
     print(f"lab: up in {time.monotonic() - t0:.2f} s; run on a box with: versus lab run a -- COMMAND")
     return 0
