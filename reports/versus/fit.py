@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
+from .lazy import scipy_stats as sps
 
 MIN_SEGMENT = 3            # points per regime (a line through 2 points has no residual)
 REL_NOISE_FLOOR = 0.002    # never assume the curve is smoother than 0.2 %

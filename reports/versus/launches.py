@@ -48,7 +48,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
+from .lazy import scipy_stats as sps
 
 from .load import Run
 from .samples import reported, sorted_median

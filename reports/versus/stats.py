@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
+from .lazy import scipy_stats as sps
 
 from .units import run_meaning
 
