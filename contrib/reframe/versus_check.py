@@ -12,7 +12,7 @@ references and tolerances.
 
 References are this site's to set: the ones below pass any sane machine (a ping-pong of
 8 B under 50 us one way, 1 MiB above 10 MB/s) and are meant to be replaced, per system
-and partition, by the figures of a known-good run (docs/reframe.md).
+and partition, by the figures of a known-good run (docs/install.md, "ReFrame").
 """
 import json
 import os

@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Read the text output of OSU, IMB, NetPIPE, ucx_perftest or fi_pingpong and "
                                    "write versus records: the tool's printed figure per size, converted to one-way "
                                    "ns and MB/s (10^6 B/s), with what is known and not known of the run. "
-                                   "The records carry no samples: docs/import.md says what can be inferred.")
+                                   "The records carry no samples: docs/history.md says what can be inferred.")
     i.add_argument("file", metavar="FILE", help="the tool's output as it printed it (or NetPIPE's -o file)")
     i.add_argument("--format", choices=["osu", "imb", "netpipe", "ucx_perftest", "fi_pingpong"],
                    help="the tool (default: guessed when only one tool's signature is in the file)")

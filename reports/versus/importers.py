@@ -7,7 +7,7 @@ its version, the command line when the file has it, the statistic it printed, th
 unit conversions made and what is not known) and whose figures are `summary`
 records: one per size, the one-way time in ns and the bandwidth in MB/s (10^6 bytes
 per second) as the tool printed them, converted.  No confidence interval can be
-computed from them; docs/import.md says what can and cannot be inferred.
+computed from them; docs/history.md says what can and cannot be inferred.
 
 Conversions made here, each recorded in the run record:
   OSU          latency in us, one way (half the mean round trip); MB/s = 10^6 B/s
