@@ -1,13 +1,15 @@
 """Truth test of `versus check` with a slowdown the kernel imposes: tcp ping-pongs between the two
 boxes of `versus lab`, the link limited by tbf.  Baseline and A/A launches run at 100 Mbit/s, the
-slowed launches at 100/1.1 Mbit/s: at 64 KiB and 256 KiB, where the rate sets the time (a few
-tens of microseconds of the 5.5 ms and 22 ms one way are the path's own), every one-way time is
-10 % longer, within a fraction of a per cent.  With a tolerance of +5 % on latency:
+slowed launches at 100/1.1 Mbit/s, five of each: at 64 KiB and 128 KiB, where the rate sets the
+time (a few tens of microseconds of the 5.5 ms and 11 ms one way are the path's own), every one-way
+time is 10 % longer, within a fraction of a per cent.  With a tolerance of +5 % on latency:
   - the slowed launches are `regressed` at every size, exit 1, the JUnit file has a failure per size;
   - the A/A launches are not `regressed` at any size, exit 0.
 tbf's rate is steady from launch to launch (three launches at 100 Mbit/s: 95.28, 95.48, 95.43
 Mbit/s), unlike a loopback ping-pong's time on a busy two-CPU host, whose launches move by 5 to
-25 % by themselves.  Exits 77 when this machine cannot make network namespaces."""
+25 % by themselves.  Still, one launch in a CI run came out 3 % off the others at 256 KiB: with
+three launches a side the interval (t on two degrees of freedom) then reached +4.9 % and the size was
+`unsure`, which is the check being honest; five a side keep one such launch from hiding the slowdown.  Exits 77 when this machine cannot make network namespaces."""
 import json
 import os
 import sys
@@ -20,8 +22,8 @@ from boxes import VERSUS, across, down_and_check, lab  # noqa: E402  (the helper
 
 RATE = 100.0
 SLOWED = RATE / 1.10
-SIZES = "64K,256K"
-LAUNCHES = 3
+SIZES = "64K,128K"
+LAUNCHES = 5
 d = vt.tmpdir()
 
 

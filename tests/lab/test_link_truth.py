@@ -17,12 +17,14 @@ a third: 18.3, 24.2 and 26.5 us with no delay in one run).
 Exits 77 when this machine cannot make network namespaces or versus-link was not built."""
 import json
 import os
+import re
 import sys
 
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
+from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 if not os.environ.get("VERSUS_LINK") or not os.access(os.environ["VERSUS_LINK"], os.X_OK):
     print("SKIP: versus-link (the relay) was not built: it needs linux/if_tun.h", flush=True)
@@ -68,6 +70,19 @@ def best_of(tag, sizes, iterations, pick, extra=(), launches=LAUNCHES):
 
 BLOCK = ["-o", "mode=block", "--cpus", "0,0"]
 LARGE = ["--iterations-large", "10", "--warmup-large", "2"]
+
+
+LATE_OK_US = 1.0   # the relay's mean lateness over a launch beyond which the staircase was not imposed
+
+
+def relay_totals():
+    """Packets delivered and their summed lateness (us) so far, both directions, from the relay's
+    counters (it prints them on SIGUSR1; the last two lines are the newest)."""
+    lines = [ln for ln in vslab.link_counters().splitlines() if ln.startswith("versus-link:")][-2:]
+    got = [re.search(r" (\d+) packets .* late by ([\d.]+) us on average", ln) for ln in lines]
+    vt.check(len(lines) == 2 and all(got), f"the relay reports its counters ({lines})")
+    n = sum(int(m.group(1)) for m in got)
+    return n, sum(int(m.group(1)) * float(m.group(2)) for m in got)
 
 
 def latency(regs):
@@ -121,9 +136,22 @@ try:
     # over the relay's exact rate (no burst) every 64 B of payload costs its wire time: the tcp
     # transport pads payloads to 64 B, and the analysis reports that period and says why; the
     # packet step stands out of the staircase and is named with its MTU
+    # The steps are 5.12 us of wire time each: a launch during which the relay delivered late (its
+    # wake-ups slept past its polling window: 2.2 us on average in one CI run, 0.5-0.9 in good ones)
+    # did not impose them, and is launched again (up to three times).
     lab("up", "--delay", "0", "--rate", "100")
     out = f"{d}/stairs.jsonl"
-    across("tcp", "1000:2200:+8", out, ["-i", "40", "-w", "2", "--order", "interleaved", "--rounds", "5", *BLOCK])
+    for attempt in range(1, 4):
+        n0, late0 = relay_totals()
+        across("tcp", "1000:2200:+8", out, ["-i", "40", "-w", "2", "--order", "interleaved", "--rounds", "5",
+                                            *BLOCK])
+        n1, late1 = relay_totals()
+        late = (late1 - late0) / max(1, n1 - n0)
+        vt.log(f"staircase launch {attempt}: the relay delivered {n1 - n0} packets, {late:.2f} us late on average")
+        if late <= LATE_OK_US:
+            break
+    vt.check(late <= LATE_OK_US, f"the relay imposed the rate in one of three launches (late by {late:.2f} us "
+             f"on average, at most {LATE_OK_US} us)")
     summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)["runs"][0]
     pads = [sc for sc in summ["staircases"] if "pads each payload" in (sc.get("meaning") or "")]
     vt.check(len(pads) == 1 and abs(pads[0]["period_bytes"] - 64) <= 1 and pads[0]["steps"] >= 10,
