@@ -74,9 +74,6 @@ BLOCK = ["-o", "mode=block", "--cpus", "0,0"]
 LARGE = ["--iterations-large", "10", "--warmup-large", "2"]
 
 
-LATE_OK_US = 1.0   # the relay's mean lateness over a launch beyond which the staircase was not imposed
-
-
 def relay_totals():
     """Packets delivered and their summed lateness (us) so far, both directions, from the relay's
     counters (it prints them on SIGUSR1; the last two lines are the newest)."""
@@ -151,27 +148,31 @@ try:
     # over the relay's exact rate (no burst) every 64 B of payload costs its wire time: the tcp
     # transport pads payloads to 64 B, and the analysis reports that period and says why; the
     # packet step stands out of the staircase and is named with its MTU
-    # The steps are 5.12 us of wire time each: a launch during which the relay delivered late (its
-    # wake-ups slept past its polling window: 2.2 us on average in one CI run, 0.5-0.9 in good ones)
-    # did not impose them, and is launched again (up to three times).
+    # The steps are 5.12 us of wire time each.  On a noisy day one launch in two or three shows no
+    # staircase at all (the relay then delivered 2.2-2.7 us late on average, against 0.5-0.9 on good
+    # days, and the ranks' wake-ups scatter as much): up to three launches, each logged with the
+    # relay's lateness; a staircase named for the padding with any other period fails at once, and
+    # one launch must show the whole staircase.
     lab("up", "--delay", "0", "--rate", "100")
-    out = f"{d}/stairs.jsonl"
+    summ = None
     for attempt in range(1, 4):
+        out = f"{d}/stairs-{attempt}.jsonl"
         n0, late0 = relay_totals()
         across("tcp", "1000:2200:+8", out, ["-i", "40", "-w", "2", "--order", "interleaved", "--rounds", "5",
                                             *BLOCK])
         n1, late1 = relay_totals()
-        late = (late1 - late0) / max(1, n1 - n0)
-        vt.log(f"staircase launch {attempt}: the relay delivered {n1 - n0} packets, {late:.2f} us late on average")
-        if late <= LATE_OK_US:
+        got = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)["runs"][0]
+        scs = got["staircases"]
+        vt.log(f"staircase launch {attempt}: the relay delivered {n1 - n0} packets, "
+               f"{(late1 - late0) / max(1, n1 - n0):.2f} us late on average; staircases "
+               f"{[(round(sc['period_bytes'], 1), sc['steps'], sc.get('meaning')) for sc in scs]}")
+        pads = [sc for sc in scs if "pads each payload" in (sc.get("meaning") or "")]
+        vt.check(all(abs(sc["period_bytes"] - 64) <= 1 for sc in pads),
+                 f"launch {attempt}: no staircase is put down to the padding with another period")
+        if len(pads) == 1 and pads[0]["steps"] >= 10:
+            summ = got
             break
-    vt.check(late <= LATE_OK_US, f"the relay imposed the rate in one of three launches (late by {late:.2f} us "
-             f"on average, at most {LATE_OK_US} us)")
-    summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)["runs"][0]
-    pads = [sc for sc in summ["staircases"] if "pads each payload" in (sc.get("meaning") or "")]
-    vt.check(len(pads) == 1 and abs(pads[0]["period_bytes"] - 64) <= 1 and pads[0]["steps"] >= 10,
-             f"the 64 B padding staircase: period {[round(sc['period_bytes'], 1) for sc in summ['staircases']]} B, "
-             f"{[sc['steps'] for sc in summ['staircases']]} steps, {[sc.get('meaning') for sc in summ['staircases']]}")
+    vt.check(summ is not None, "the 64 B padding staircase, 10 steps or more, in one of three launches")
     wire = 64 * 8 / 100
     vt.check(abs(pads[0]["step_height_us"] / wire - 1) <= 0.1,
              f"each step is 64 B of wire time at 100 Mbit/s: {pads[0]['step_height_us']:.2f} us, expected {wire:.2f}")
