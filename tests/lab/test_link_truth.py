@@ -17,14 +17,12 @@ a third: 18.3, 24.2 and 26.5 us with no delay in one run).
 Exits 77 when this machine cannot make network namespaces or versus-link was not built."""
 import json
 import os
-import re
 import sys
 
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
-from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 if not os.environ.get("VERSUS_LINK") or not os.access(os.environ["VERSUS_LINK"], os.X_OK):
     print("SKIP: versus-link (the relay) was not built: it needs linux/if_tun.h", flush=True)
@@ -72,16 +70,6 @@ def best_of(tag, sizes, iterations, pick, extra=(), launches=LAUNCHES):
 
 BLOCK = ["-o", "mode=block", "--cpus", "0,0"]
 LARGE = ["--iterations-large", "10", "--warmup-large", "2"]
-
-
-def relay_totals():
-    """Packets delivered and their summed lateness (us) so far, both directions, from the relay's
-    counters (it prints them on SIGUSR1; the last two lines are the newest)."""
-    lines = [ln for ln in vslab.link_counters().splitlines() if ln.startswith("versus-link:")][-2:]
-    got = [re.search(r" (\d+) packets .* late by ([\d.]+) us on average", ln) for ln in lines]
-    vt.check(len(lines) == 2 and all(got), f"the relay reports its counters ({lines})")
-    n = sum(int(m.group(1)) for m in got)
-    return n, sum(int(m.group(1)) * float(m.group(2)) for m in got)
 
 
 def latency(regs):
@@ -145,42 +133,6 @@ try:
     figures.append(f"relay 100 Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(100):.1f} ({100 * err:+.1f} %)")
     vt.check(abs(err) <= TOLERANCE, figures[-1])
 
-    # over the relay's exact rate (no burst) every 64 B of payload costs its wire time: the tcp
-    # transport pads payloads to 64 B, and the analysis reports that period and says why; the
-    # packet step stands out of the staircase and is named with its MTU
-    # The steps are 5.12 us of wire time each.  On a noisy day one launch in two or three shows no
-    # staircase at all (the relay then delivered 2.2-2.7 us late on average, against 0.5-0.9 on good
-    # days, and the ranks' wake-ups scatter as much): up to three launches, each logged with the
-    # relay's lateness; a staircase named for the padding with any other period fails at once, and
-    # one launch must show the whole staircase.
-    lab("up", "--delay", "0", "--rate", "100")
-    summ = None
-    for attempt in range(1, 4):
-        out = f"{d}/stairs-{attempt}.jsonl"
-        n0, late0 = relay_totals()
-        across("tcp", "1000:2200:+8", out, ["-i", "40", "-w", "2", "--order", "interleaved", "--rounds", "5",
-                                            *BLOCK])
-        n1, late1 = relay_totals()
-        got = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)["runs"][0]
-        scs = got["staircases"]
-        vt.log(f"staircase launch {attempt}: the relay delivered {n1 - n0} packets, "
-               f"{(late1 - late0) / max(1, n1 - n0):.2f} us late on average; staircases "
-               f"{[(round(sc['period_bytes'], 1), sc['steps'], sc.get('meaning')) for sc in scs]}")
-        pads = [sc for sc in scs if "pads each payload" in (sc.get("meaning") or "")]
-        vt.check(all(abs(sc["period_bytes"] - 64) <= 1 for sc in pads),
-                 f"launch {attempt}: no staircase is put down to the padding with another period")
-        if len(pads) == 1 and pads[0]["steps"] >= 10:
-            summ = got
-            break
-    vt.check(summ is not None, "the 64 B padding staircase, 10 steps or more, in one of three launches")
-    wire = 64 * 8 / 100
-    vt.check(abs(pads[0]["step_height_us"] / wire - 1) <= 0.1,
-             f"each step is 64 B of wire time at 100 Mbit/s: {pads[0]['step_height_us']:.2f} us, expected {wire:.2f}")
-    named = [t for t in summ["transitions"] if t.get("threshold") == "mss_payload"]
-    vt.check(len(named) == 1 and "MTU 1500" in named[0]["label"],
-             f"the packet step is named with its MTU among the staircase ({named[0]['label'] if named else None})")
-    figures.append(f"relay 100 Mbit/s: staircase period {pads[0]['period_bytes']:.1f} B, step "
-                   f"{pads[0]['step_height_us']:.2f} us (64 B of wire: {wire:.2f}); packet step at {named[0]['bytes']} B")
     pid = open("/run/versus-lab/link.pid", encoding="utf-8").read().strip()
 finally:
     down = lab("down", check=False)
