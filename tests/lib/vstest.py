@@ -6,6 +6,7 @@ not built it exits 77 (Meson's skip) and says why.
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -13,6 +14,15 @@ import tempfile
 
 SKIP = 77
 RUNNER = os.environ.get("VERSUS_RUN", "versus-run")
+
+
+def _terminated(signum, _frame):
+    """meson test ends a test past its timeout with SIGTERM: unwind, so that the test's finally
+    blocks stop the daemons and remove the namespaces it made."""
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _terminated)
 BUILT = [m for m in os.environ.get("VERSUS_BUILT_MODULES", "").split(",") if m]
 
 
