@@ -188,8 +188,15 @@ static int mpi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, v
 
 static void mpi_close(vs_transport_t *t)
 {
-    if (t->initialized_here)
+    /* Into MPI_Finalize together, from a barrier that polls: MPICH 4.0 over UCX closes its
+     * endpoints and then waits in the PMI barrier without driving UCX, so a rank that arrives
+     * late (the sleeping barrier above let one wake up to a scheduler tick after the other) finds
+     * its peer no longer answering its close, and both hang.  Arriving together, each drives
+     * UCX while the other closes. */
+    if (t->initialized_here) {
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Finalize();
+    }
     free(t);
 }
 
