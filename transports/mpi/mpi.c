@@ -190,9 +190,9 @@ static void mpi_close(vs_transport_t *t)
 {
     /* Into MPI_Finalize together, from a barrier that polls: MPICH 4.0 over UCX closes its
      * endpoints and then waits in the PMI barrier without driving UCX, so a rank that arrives
-     * late (the sleeping barrier above let one wake up to a scheduler tick after the other) finds
-     * its peer no longer answering its close, and both hang.  Arriving together, each drives
-     * UCX while the other closes. */
+     * late (the sleeping barrier above can let one wake a scheduler tick after the other) may
+     * find its peer no longer answering its close.  This narrows that window; it cannot close
+     * it (docs/launching.md). */
     if (t->initialized_here) {
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Finalize();
