@@ -34,6 +34,13 @@ STEP_SIGMAS = 3.0          # jump significance against the lines' prediction err
 STEP_NOISE_SIGMAS = 2.0    # ... and against the scatter of one point
 MATCH_TOLERANCE = 0.05     # relative slack when matching a configured threshold
 MATCH_BELOW_BYTES = 512    # ... and how far below it headers may move the step
+# Thresholds a transport computes for the payload itself (its headers and framing already
+# counted): no header slack below, and a narrow window: EXACT_TOLERANCE, at least a sweep step.
+# With the library window the packet step's name went to a padding step 112 B below it (1280
+# for 1392) in a launch whose real packet step the noise hid.
+EXACT_THRESHOLDS: set[str] = {"mss_payload"}
+EXACT_TOLERANCE = 0.02
+EXACT_MIN_BYTES = 8
 REPLICATE_ALPHA = 0.01     # two-sided level of the replicate test of a boundary
 MIN_REPLICATES = 3
 # Thresholds above which a library documents a path that can be faster: UCX's rendezvous
@@ -431,11 +438,20 @@ def threshold_candidates(thresholds: dict[str, int]) -> list[tuple[int, list[str
     return sorted(by.items())
 
 
-def match_window(value: int, tolerance: float = MATCH_TOLERANCE) -> tuple[float, float]:
+def match_window(value: int, tolerance: float = MATCH_TOLERANCE, exact: bool = False) -> tuple[float, float]:
     """Where a library's switch at `value` may show: up to MATCH_BELOW_BYTES + 5 %
     below it (the limit counts a header, or the payload at which the header plus
-    payload reach it), 5 % above it (at least one byte each side)."""
+    payload reach it), 5 % above it (at least one byte each side).  A threshold the
+    transport computed for the payload (exact): EXACT_TOLERANCE either side, at least
+    EXACT_MIN_BYTES."""
+    if exact:
+        slack = max(EXACT_TOLERANCE * value, EXACT_MIN_BYTES)
+        return value - slack, value + slack
     return value - MATCH_BELOW_BYTES - max(tolerance * value, 1.0), value + max(tolerance * value, 1.0)
+
+
+def _exact(names: list[str]) -> bool:
+    return all(n in EXACT_THRESHOLDS for n in names)
 
 
 def _strength(t: Transition) -> float:
@@ -472,7 +488,7 @@ def attribute(trans: list[Transition], thresholds: dict[str, int],
     used: set[int] = set()
     matched: set[int] = set()
     for val, names in threshold_candidates(thresholds):
-        near = _in_window(trans, used, *match_window(val, tolerance))
+        near = _in_window(trans, used, *match_window(val, tolerance, _exact(names)))
         down_ok = any(n in FASTER_ABOVE for n in names)
         steps = [i for i in near if trans[i].kind == "step" and (trans[i].jump_us > 0 or down_ok)]
         slopes = [i for i in near if trans[i].kind == "slope"]
@@ -557,7 +573,7 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
     for val, names in threshold_candidates(thresholds):
         if val in taken:
             continue
-        lo_w, hi_w = match_window(val, tolerance)
+        lo_w, hi_w = match_window(val, tolerance, _exact(names))
         gaps = [i for i in range(len(x) - 1) if x[i] < hi_w and x[i + 1] >= lo_w and i not in bounds]
         if not gaps:
             continue

@@ -48,6 +48,18 @@ def test_the_window_reaches_a_few_hundred_bytes_below_and_five_percent_above():
     assert attribute([far_below], {"limit": 6000}) == [{"name": "limit", "configured_bytes": 6000}]
 
 
+def test_a_threshold_the_transport_computed_has_a_narrow_window_and_no_header_slack():
+    lo, hi = match_window(1392, exact=True)
+    assert lo == 1392 - 27.84 and hi == 1392 + 27.84
+    assert match_window(200, exact=True) == (192, 208)
+    padding = step(1280, 5.0, after=1272, t=40.0)      # a padding step 112 B below the packet step
+    assert attribute([padding], {"mss_payload": 1392}) == [{"name": "mss_payload", "configured_bytes": 1392}]
+    assert padding.threshold is None
+    packet = step(1400, 6.0, after=1392, t=40.0)
+    assert attribute([step(1280, 5.0, after=1272, t=40.0), packet], {"mss_payload": 1392}) == []
+    assert packet.threshold == "mss_payload"
+
+
 def test_a_staircase_does_not_swallow_the_threshold_step_and_keeps_its_period():
     # page steps every 4096 B and a rendezvous step between two of them
     trans = [step(p, 0.2, after=p - 180, t=20.0) for p in (8340, 16440, 20580, 24700)]
