@@ -250,10 +250,11 @@ def box_of(which: str, n: int) -> Box:
 
 def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str, parent: str = "root") -> None:
     """The kernel's token bucket on dev's egress: a bucket of two frames (the smallest that passes
-    a full frame), or 100 us at the rate when that is more: the qdisc's timer wakes tens of
-    microseconds late here, and a bucket smaller than that lateness loses rate (two frames gave
-    823-874 Mbit/s at 1 Gbit/s, 12500 B gave 950-954 of TCP's 956)."""
-    burst = max(2 * (mtu + 14), int(rate_mbit * 1e6 / 8 * 100e-6))
+    a full frame), or 200 us at the rate when that is more: the qdisc's timer wakes late, and a
+    bucket smaller than that lateness loses rate (at 1 Gbit/s two frames gave 823-874 Mbit/s of
+    TCP's 956; 100 us gave 950-954 on a quiet day and 905-942 on a noisy one, when 200 us gave
+    951-955).  A full bucket passes at line rate, which moves a fit's intercept, not its slope."""
+    burst = max(2 * (mtu + 14), int(rate_mbit * 1e6 / 8 * 200e-6))
     where = ["root"] if parent == "root" else ["parent", parent]
     p = subprocess.run(["tc", "-n", netns, "qdisc", "replace", "dev", dev, *where, "tbf",
                         "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"],
