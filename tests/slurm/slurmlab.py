@@ -220,3 +220,12 @@ Waittime=0
             if self.dir in cmd:
                 out.append(f"{pid}: {cmd.strip()}")
         return out
+
+
+def down_and_check(s: Slurm) -> None:
+    """Stop s, then check that no daemon of it runs and its directory is gone."""
+    import vstest as vt
+    daemons_dir = s.dir
+    s.down()
+    left = s.running()
+    vt.check(not left and not os.path.exists(daemons_dir), f"down leaves no daemon and no directory ({left})")

@@ -51,10 +51,7 @@ try:
         vt.check(p.returncode == 2 and f"srun --mpi={right}" in p.stderr,
                  f"{t} under srun --mpi={mpi} exits 2 and names srun --mpi={right}")
 finally:
-    daemons_dir = s.dir
-    s.down()
-left = s.running()
-vt.check(not left and not os.path.exists(daemons_dir), f"down leaves no daemon and no directory ({left})")
+    slurmlab.down_and_check(s)
 
 # A campaign inside an allocation launches with srun, leaving the placement to versus.
 s2 = slurmlab.Slurm()
