@@ -17,12 +17,14 @@ a third: 18.3, 24.2 and 26.5 us with no delay in one run).
 Exits 77 when this machine cannot make network namespaces or versus-link was not built."""
 import json
 import os
+import re
 import sys
 
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
+from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 if not os.environ.get("VERSUS_LINK") or not os.access(os.environ["VERSUS_LINK"], os.X_OK):
     print("SKIP: versus-link (the relay) was not built: it needs linux/if_tun.h", flush=True)
@@ -72,6 +74,16 @@ BLOCK = ["-o", "mode=block", "--cpus", "0,0"]
 LARGE = ["--iterations-large", "10", "--warmup-large", "2"]
 
 
+def relay_late_us():
+    """How late the relay delivered since it started (us, mean over both directions), from its
+    own counters (SIGUSR1; the last two lines are the newest)."""
+    lines = [ln for ln in vslab.link_counters().splitlines() if ln.startswith("versus-link:")][-2:]
+    got = [re.search(r" (\d+) packets .* late by ([\d.]+) us on average", ln) for ln in lines]
+    vt.check(len(lines) == 2 and all(got), f"the relay reports how late it delivered ({lines})")
+    n = sum(int(m.group(1)) for m in got)
+    return sum(int(m.group(1)) * float(m.group(2)) for m in got) / max(1, n)
+
+
 def latency(regs):
     return regs[0]["latency_us"]
 
@@ -100,21 +112,29 @@ try:
     configs = [("relay-d0", ["--delay", "0"], 300), ("relay-d50", ["--delay", "50"], 300),
                ("relay-d200", ["--delay", "200"], 300), ("relay-d200-r100", ["--delay", "200", "--rate", "100"], 200)]
     got = {tag: [] for tag, _, _ in configs}
+    late = {tag: [] for tag, _, _ in configs}
     wire = (HEADERS + FRAMING) * 8 / 100   # us for one segment's headers and framing at 100 Mbit/s
 
+    def best(tag):
+        """The best launch of a configuration: its fitted latency and how late the relay was then."""
+        k = min(range(len(got[tag])), key=lambda i: got[tag][i])
+        return got[tag][k], late[tag][k]
+
     def delay_errors():
-        """Each delay figure from the best launches so far: (text, relative error)."""
-        base = min(got["relay-d0"])
-        out = [(f"relay, no delay: fitted latency {base:.2f} us (the model's own overhead)", 0.0)]
-        for delay in (50, 200):
-            lat = min(got[f"relay-d{delay}"])
-            err = (lat - base) / delay - 1
-            out.append((f"delay {delay} us: fitted latency {lat:.2f} us, less the overhead {lat - base:.2f} us "
-                        f"({100 * err:+.1f} %)", err))
-        lat = min(got["relay-d200-r100"])
-        err = (lat - base - wire) / 200 - 1
-        out.append((f"delay 200 us at 100 Mbit/s: fitted latency {lat:.2f} us, less the overhead and "
-                    f"{wire:.2f} us of headers and framing {lat - base - wire:.2f} us ({100 * err:+.1f} %)", err))
+        """Each delay figure from the best launches so far: (text, relative error).  What the relay
+        imposed is the delay plus how much later than that it delivered (its own counters), less
+        its lateness with no delay, which is in the overhead already."""
+        base, late0 = best("relay-d0")
+        out = [(f"relay, no delay: fitted latency {base:.2f} us (the model's own overhead; relay "
+                f"{late0:.2f} us late)", 0.0)]
+        for tag, delay, extra, what in (("relay-d50", 50, 0.0, ""), ("relay-d200", 200, 0.0, ""),
+                                        ("relay-d200-r100", 200, wire, f", {wire:.2f} us of headers and framing")):
+            lat, lt = best(tag)
+            imposed = delay + lt - late0
+            err = (lat - base - extra) / imposed - 1
+            out.append((f"delay {delay} us{' at 100 Mbit/s' if extra else ''}: fitted latency {lat:.2f} us, less "
+                        f"the overhead{what} {lat - base - extra:.2f} us, against {imposed:.2f} us imposed (the "
+                        f"relay {lt - late0:+.2f} us late) ({100 * err:+.1f} %)", err))
         return out
 
     # A host state in which a rank's wake-up after a longer sleep costs more shows as a delay a few
@@ -128,6 +148,7 @@ try:
             _, _, end, _ = across("tcp", SMALL, out, ["-i", str(iters), "-w", "5", *BLOCK])
             vt.check(end["status"] == "ok", f"{tag} launch {k}: status ok")
             got[tag].append(latency(regimes(out)))
+            late[tag].append(relay_late_us())
         if (k + 1) % RELAY_LAUNCHES == 0:
             errs = delay_errors()
             vt.log(f"after {k + 1} rounds: " + "; ".join(t for t, _ in errs))
