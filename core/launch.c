@@ -322,6 +322,17 @@ static int vs_pid_stopped(pid_t pid)
     return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
 }
 
+/* Stopped and still stopped a moment later: LeakSanitizer stops a process with
+ * ptrace for its check at exit, which shows as a tracing stop for a few
+ * milliseconds (the launcher killed an ASan rank 0 that was exiting with 2). */
+static int vs_pid_stays_stopped(pid_t pid)
+{
+    if (!vs_pid_stopped(pid))
+        return 0;
+    nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
+    return vs_pid_stopped(pid);
+}
+
 /* After a rank ended badly: the survivors that are stopped get SIGKILL at once (a
  * stopped rank would otherwise hold the launch until timeout + grace).  Returns
  * how many were killed. */
@@ -329,7 +340,7 @@ static int vs_children_kill_stopped(const pid_t *pids, const int *done, int n)
 {
     int k = 0;
     for (int r = 0; r < n; r++)
-        if (!done[r] && pids[r] > 0 && vs_pid_stopped(pids[r])) {
+        if (!done[r] && pids[r] > 0 && vs_pid_stays_stopped(pids[r])) {
             fprintf(stderr, "versus-run: rank %d is stopped (a SIGSTOP or a debugger) after another rank "
                     "ended; killing it\n", r);
             kill(pids[r], SIGKILL);
