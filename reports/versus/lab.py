@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -362,6 +363,17 @@ def link_counters() -> str:
         return open(LINK_LOG, encoding="utf-8").read()
     except (OSError, ValueError):
         return ""
+
+
+def link_lateness() -> tuple[int, float] | None:
+    """Packets the relay has delivered since it started, both directions, and how late it
+    delivered them on average (us), from its newest counters; None without a relay."""
+    lines = [ln for ln in link_counters().splitlines() if ln.startswith("versus-link:")][-2:]
+    got = [re.search(r" (\d+) packets .* late by ([\d.]+) us on average", ln) for ln in lines]
+    if len(got) != 2 or not all(got):
+        return None
+    n = sum(int(m.group(1)) for m in got)
+    return n, sum(int(m.group(1)) * float(m.group(2)) for m in got) / max(1, n)
 
 
 def _wait_carrier(boxes: tuple[Box, ...], timeout: float = 5.0) -> None:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .fit import SegmentedFit
+from .lazy import scipy_stats
 
 STEP_SIGMAS = 3.0          # jump significance against the lines' prediction error
 STEP_NOISE_SIGMAS = 2.0    # ... and against the scatter of one point
@@ -577,8 +578,7 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
         gaps = [i for i in range(len(x) - 1) if x[i] < hi_w and x[i + 1] >= lo_w and i not in bounds]
         if not gaps:
             continue
-        from scipy import stats as sps
-        crit = float(sps.t.ppf(1 - REPLICATE_ALPHA / (2 * len(gaps)), len(reps) - 1))
+        crit = float(scipy_stats.t.ppf(1 - REPLICATE_ALPHA / (2 * len(gaps)), len(reps) - 1))
         down_ok = any(n in FASTER_ABOVE for n in names)
         passing = []
         for i in gaps:
