@@ -1,5 +1,6 @@
 """Ground truth with the link between the two boxes: what is imposed on the link is what the fitted
-model of a tcp ping-pong sweep reports.
+model of a tcp ping-pong sweep reports.  `test_link_truth.py rates` checks the rates, `delays` the
+delays (two tests: the rates hold on any host, the delays need a steady one, below).
 
 - A rate imposed with the kernel's tbf (100 Mbit/s and 1 Gbit/s): the fitted bandwidth of the
   large-message regime is TCP's goodput at that rate (payload over payload plus 66 B of TCP/IP and
@@ -14,7 +15,12 @@ and the relay runs on CPU 1; for rates they poll on both CPUs.
 The relay polls for the last 100 us before each delivery (SPIN).  One launch can still be late by a wake-up: every figure is the best of three launches (lowest
 latency, highest bandwidth), five for the relay's latencies (its wake-ups move a launch by up to
 a third: 18.3, 24.2 and 26.5 us with no delay in one run).
-Exits 77 when this machine cannot make network namespaces or versus-link was not built."""
+The delays are judged only on a host steady enough to resolve them: 5 % of 50 us is 2.5 us, and when
+the relay's launches with no delay (the overhead every delay figure is taken against) scatter by
+more than that from launch to launch, a best-of-N difference is luck, not a measurement (one noisy
+host: 12.8 to 25.2 us across fifteen launches, and the 50 us figure came out between -0.8 and +7.3 %
+in runs of five rounds).  Then the test exits 77 with the figures instead of judging.
+Exits 77 as well when this machine cannot make network namespaces or versus-link was not built."""
 import json
 import os
 import sys
@@ -25,6 +31,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
 from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
+PART = sys.argv[1] if len(sys.argv) > 1 else ""
+if PART not in ("rates", "delays"):
+    sys.exit("usage: test_link_truth.py rates|delays")
 if not os.environ.get("VERSUS_LINK") or not os.access(os.environ["VERSUS_LINK"], os.X_OK):
     print("SKIP: versus-link (the relay) was not built: it needs linux/if_tun.h", flush=True)
     sys.exit(77)
@@ -42,6 +51,7 @@ SPIN = "100"
 # with the relay on time, 0.4 us late); apart, the same launches gave 49.9 us (-0.2 %).
 RELAY_CPU = "1"
 TOLERANCE = 0.05
+STEADY_US = TOLERANCE * 50   # the launch-to-launch scatter of the no-delay overhead the delays need
 HEADERS = 66                 # TCP (32 with timestamps) + IPv4 (20) + Ethernet (14) per segment
 SEGMENT = 1448               # TCP payload per segment at MTU 1500 with timestamps
 FRAMING = 64                 # the tcp transport's 16 B header, its payload padded to the 64 B line:
@@ -92,9 +102,9 @@ def bandwidth_mbit(regs):
     return regs[-1]["bandwidth_MBps"] * 8
 
 
-figures = []
-try:
-    # rates by tbf
+def rates():
+    """tbf at 100 Mbit/s and 1 Gbit/s, and the relay's own 100 Mbit/s: the fitted bandwidth is the
+    goodput."""
     for rate, sizes in ((100, "64K,128K,256K,512K,1M"), (1000, "256K,512K,1M,2M,4M")):
         lab("up", "--rate", str(rate))
         st = json.loads(lab("status", "--json").stdout)
@@ -104,11 +114,21 @@ try:
         err = mbit / goodput(rate) - 1
         figures.append(f"tbf {rate} Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(rate):.1f} ({100 * err:+.1f} %)")
         vt.check(abs(err) <= TOLERANCE, figures[-1])
+    lab("up", "--delay", "200", "--rate", "100")
+    mbit = max(best_of("relay-r100", "64K,128K,256K,512K,1M", 10, bandwidth_mbit, LARGE))
+    err = mbit / goodput(100) - 1
+    figures.append(f"relay 100 Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(100):.1f} ({100 * err:+.1f} %)")
+    vt.check(abs(err) <= TOLERANCE, figures[-1])
 
-    # delays by the relay, against the relay with no delay.  The host's wake-ups drift: the same
-    # configuration's best launch moved from 68 to 73 us within minutes here, so the four relay
-    # configurations are launched in turn, RELAY_LAUNCHES rounds of one launch each, and each
-    # figure is its best launch: every configuration sees the same stretch of the host's states.
+
+def delays():
+    """The relay's delays against the relay with no delay; returns the reason the host was too
+    unsteady to judge them, or None when they were judged.
+
+    The host's wake-ups drift: the same configuration's best launch moved from 68 to 73 us within
+    minutes here, so the four relay configurations are launched in turn, RELAY_LAUNCHES rounds of
+    one launch each, and each figure is its best launch: every configuration sees the same
+    stretch of the host's states."""
     configs = [("relay-d0", ["--delay", "0"], 300), ("relay-d50", ["--delay", "50"], 300),
                ("relay-d200", ["--delay", "200"], 300), ("relay-d200-r100", ["--delay", "200", "--rate", "100"], 200)]
     got = {tag: [] for tag, _, _ in configs}
@@ -140,7 +160,9 @@ try:
     # A host state in which a rank's wake-up after a longer sleep costs more shows as a delay a few
     # per cent long in every round (one CI run: 50 us came out +9.2 % in five rounds whose launches
     # agreed within 1.5 us); such states pass within minutes: up to two more sets of rounds, the
-    # best launch of all of them.
+    # best launch of all of them.  At the end of each set the host's steadiness is judged first,
+    # over every launch with no delay so far: the figures are judged only when it holds.
+    unsteady = None
     for k in range(3 * RELAY_LAUNCHES):
         for tag, up_args, iters in configs:
             lab("up", *up_args, "--spin", SPIN, "--link-cpu", RELAY_CPU)
@@ -150,6 +172,12 @@ try:
             got[tag].append(latency(regimes(out)))
             late[tag].append(relay_late_us())
         if (k + 1) % RELAY_LAUNCHES == 0:
+            base = got["relay-d0"]
+            if max(base) - min(base) > STEADY_US:
+                unsteady = (f"the relay's latency with no delay scattered {max(base) - min(base):.2f} us from launch "
+                            f"to launch ({min(base):.2f} to {max(base):.2f} us in {len(base)} launches) against "
+                            f"{STEADY_US:.2f} us needed to resolve 5 % of a 50 us delay")
+                break
             errs = delay_errors()
             vt.log(f"after {k + 1} rounds: " + "; ".join(t for t, _ in errs))
             if all(abs(e) <= TOLERANCE for _, e in errs):
@@ -158,15 +186,23 @@ try:
         vt.log(f"{tag}: {', '.join(f'{g:.2f}' for g in figs)}")
     st = json.loads(lab("status", "--json").stdout)
     vt.check(st["link"] == "relay" and st["delay_us"] == 200, "--delay puts the relay in place")
+    if unsteady:
+        figures.extend(t for t, _ in delay_errors())
+        return unsteady
     for text, err in delay_errors():
         figures.append(text)
         vt.check(abs(err) <= TOLERANCE, text)
-    lab("up", "--delay", "200", "--rate", "100")
-    mbit = max(best_of("relay-r100", "64K,128K,256K,512K,1M", 10, bandwidth_mbit, LARGE))
-    err = mbit / goodput(100) - 1
-    figures.append(f"relay 100 Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(100):.1f} ({100 * err:+.1f} %)")
-    vt.check(abs(err) <= TOLERANCE, figures[-1])
+    return None
 
+
+figures = []
+unsteady = None
+pid = None
+try:
+    if PART == "rates":
+        rates()
+    else:
+        unsteady = delays()
     pid = open("/run/versus-lab/link.pid", encoding="utf-8").read().strip()
 finally:
     down = lab("down", check=False)
@@ -176,3 +212,7 @@ vt.check(len(lines) == 2 and all(" 0 dropped" in ln for ln in lines),
          "down ends the relay, which reports its counters (nothing dropped)")
 vt.check(not os.path.exists(f"/proc/{pid}") and not leftovers(), "no relay, namespace or host file is left")
 vt.log("\n".join(figures))
+if unsteady:
+    print(f"SKIP: the host was too unsteady to judge the delays: {unsteady}; the figures, not judged: "
+          + "; ".join(figures), flush=True)
+    sys.exit(77)

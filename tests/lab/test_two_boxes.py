@@ -15,13 +15,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
 
 
+INTERLEAVED = ["--order", "interleaved", "--rounds", "10"]
 ATTEMPTS = 3   # a run that hangs in MPI_Finalize (below) costs the 10 s deadline
 
 
-def mpi_across(transport, out, env=(), sizes="8,64K"):
+def mpi_across(transport, out, env=(), sizes="8,64K", extra=()):
     """The MPI launchers across the boxes, started on box-a with the lab's remote-shell agent."""
     args = [vt.RUNNER, "-t", transport, "-s", sizes, "-i", "100", "-w", "10", "--cpus", "0,1",
-            "--timeout", "10", "-O", out]
+            "--timeout", "10", "-O", out, *extra]
     if transport == "openmpi":
         launcher = ["mpirun.openmpi", "--hostfile", "/run/versus-lab/hosts", "-np", "2", "--bind-to", "none",
                     "--mca", "plm_rsh_agent", "/run/versus-lab/agent", "--mca", "btl", "self,tcp",
@@ -112,12 +113,14 @@ try:
     for mtu, lo, hi in ((1500, 1200, 1600), (9000, 8700, 9100)):
         # A disturbed launch can hide the step (one CI run on a noisy host: the sweep's bandwidth
         # scattered 6 to 25 MB/s and no step was named): up to three launches; in each, a step named
-        # mss_payload must sit at the payload the record gives, and one launch must name it.
+        # mss_payload must sit at the payload the record gives, and one launch must name it.  The
+        # sizes are interleaved (every size in ten rounds): in a sweep taken in one go, a host that
+        # slows down halfway is a level shift at whatever size was running then, which is a step.
         lab("up", "--rate", "100", "--mtu", str(mtu))
         found = []
         for attempt in range(1, 4):
             out = f"{d}/mss{mtu}-{attempt}.jsonl"
-            run, sizes, end, _ = across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5"])
+            run, sizes, end, _ = across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5", *INTERLEAVED])
             attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
             mss = int(attrs["mss"])
             want = mss // 64 * 64 - 16
@@ -135,19 +138,31 @@ try:
                  f"in launch {len(found)} of up to three")
 
         # Open MPI over its TCP BTL (seed 004's path): the module finds the BTL's connection and
-        # records its path and the payload at which a message needs a second segment
-        out = f"{d}/mss{mtu}-openmpi.jsonl"
-        run, sizes, end, _ = mpi_across("openmpi", out, sizes="1360:1480:+4" if mtu == 1500 else "8860:8980:+4")
-        attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
-        want = int(attrs.get("mss", 0)) - 24
-        vt.check(attrs.get("path_iface") == "vslab0" and attrs.get("mtu") == str(mtu) and thr.get("mss_payload") == want,
-                 f"openmpi: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, MSS {attrs.get('mss')}, "
-                 f"mss_payload {thr.get('mss_payload')}")
-        summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
-        named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
-        vt.check(len(named) == 1 and abs(named[0]["bytes"] - want) <= 4 and f"MTU {mtu}" in named[0]["label"],
-                 f"openmpi: the step is found at {named[0]['bytes'] if named else None} B and named the packet "
-                 f"step with its MTU ({named[0]['label'] if named else ''}; configured {want}, sweep step 4 B)")
+        # records its path and the payload at which a message needs a second segment.  The same rule
+        # as above: a step named mss_payload must sit within one sweep step (4 B) of it in every
+        # launch, and one of up to three launches must name it (a CI run on a noisy host named it at
+        # 1440 against 1424 in a sweep taken in one go; here one launch in eight named none).
+        found = []
+        for attempt in range(1, 4):
+            out = f"{d}/mss{mtu}-openmpi-{attempt}.jsonl"
+            run, sizes, end, _ = mpi_across("openmpi", out, sizes="1360:1480:+4" if mtu == 1500 else "8860:8980:+4",
+                                            extra=INTERLEAVED)
+            attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
+            want = int(attrs.get("mss", 0)) - 24
+            vt.check(attrs.get("path_iface") == "vslab0" and attrs.get("mtu") == str(mtu)
+                     and thr.get("mss_payload") == want,
+                     f"openmpi: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, "
+                     f"MSS {attrs.get('mss')}, mss_payload {thr.get('mss_payload')}")
+            summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
+            named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
+            vt.check(all(abs(t["bytes"] - want) <= 4 and f"MTU {mtu}" in t["label"] for t in named),
+                     f"openmpi launch {attempt}: a step named mss_payload sits within 4 B of {want} and names "
+                     f"the packet step with its MTU ({[(t['bytes'], t['label']) for t in named]})")
+            found.append(len(named) == 1)
+            if found[-1]:
+                break
+        vt.check(found[-1], f"openmpi MTU {mtu}: the step is found and named mss_payload (configured {want}, "
+                 f"sweep step 4 B), in launch {len(found)} of up to three")
 
     lab("up", "--mtu", "9000")
     st = json.loads(lab("status", "--json").stdout)
