@@ -57,6 +57,37 @@ def mpi_across(transport, out, env=(), sizes="8,64K", extra=()):
     return (*vt.read_jsonl(out), p.stderr)
 
 
+
+def packet_step(transport, mtu, step, payload, launch):
+    """The packet step of `transport` at `mtu`: launch(out) runs a sweep with `step` B between sizes
+    and returns its run record; payload(attrs) is the payload at which a message needs a second
+    segment, after the transport's framing.  A disturbed launch can hide the step (one CI run on a
+    noisy host: the sweep's bandwidth scattered 6 to 25 MB/s and no step was named; here one Open
+    MPI launch in eight named none): up to three launches; in each, a step named mss_payload must
+    sit within one sweep step of the payload the record gives and name the MTU, and one launch
+    must name it.  The sizes are interleaved (every size in ten rounds): in a sweep taken in one
+    go, a host that slows down halfway is a level shift at whatever size was running then, which
+    is a step (a CI run named Open MPI's step at 1440 B against 1424 so)."""
+    for attempt in range(1, 4):
+        out = f"{d}/mss{mtu}-{transport}-{attempt}.jsonl"
+        run = launch(out)
+        attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
+        want = payload(attrs)
+        vt.check(attrs.get("path_iface") == "vslab0" and attrs.get("mtu") == str(mtu)
+                 and thr.get("mss_payload") == want,
+                 f"{transport}: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, "
+                 f"MSS {attrs.get('mss')}, mss_payload {thr.get('mss_payload')}")
+        summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
+        named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
+        vt.check(all(abs(t["bytes"] - want) <= step and f"MTU {mtu}" in t["label"] for t in named),
+                 f"{transport} MTU {mtu} launch {attempt}: a step named mss_payload sits within {step} B of "
+                 f"{want} and names the packet step with its MTU ({[(t['bytes'], t['label']) for t in named]})")
+        if len(named) == 1:
+            break
+    vt.check(len(named) == 1, f"{transport} MTU {mtu}: the step is found and named mss_payload (configured "
+             f"{want}, sweep step {step} B), in launch {attempt} of up to three")
+
+
 d = vt.tmpdir()
 try:
     t0 = time.monotonic()
@@ -109,60 +140,15 @@ try:
 
     # the packet step: over a rate-limited link each extra segment costs its headers' time; the
     # tcp module records the path (interface, MTU, MSS) and the payload at which a message needs a
-    # second segment, and the analysis finds the step there, within one sweep step (8 B)
+    # second segment, and the analysis finds the step there, within one sweep step (8 B); so does
+    # Open MPI's module over its TCP BTL (seed 004's path: it finds the BTL's connection), 4 B
     for mtu, lo, hi in ((1500, 1200, 1600), (9000, 8700, 9100)):
-        # A disturbed launch can hide the step (one CI run on a noisy host: the sweep's bandwidth
-        # scattered 6 to 25 MB/s and no step was named): up to three launches; in each, a step named
-        # mss_payload must sit at the payload the record gives, and one launch must name it.  The
-        # sizes are interleaved (every size in ten rounds): in a sweep taken in one go, a host that
-        # slows down halfway is a level shift at whatever size was running then, which is a step.
         lab("up", "--rate", "100", "--mtu", str(mtu))
-        found = []
-        for attempt in range(1, 4):
-            out = f"{d}/mss{mtu}-{attempt}.jsonl"
-            run, sizes, end, _ = across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5", *INTERLEAVED])
-            attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
-            mss = int(attrs["mss"])
-            want = mss // 64 * 64 - 16
-            vt.check(attrs["path_iface"] == "vslab0" and attrs["mtu"] == str(mtu) and thr.get("mss_payload") == want,
-                     f"MTU {mtu}: the record says vslab0, MTU {attrs['mtu']}, MSS {mss}, mss_payload {thr.get('mss_payload')}")
-            summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
-            named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
-            vt.check(all(abs(t["bytes"] - want) <= 8 for t in named),
-                     f"MTU {mtu} launch {attempt}: a step named mss_payload sits within 8 B of {want} "
-                     f"({[t['bytes'] for t in named]})")
-            found.append(len(named) == 1)
-            if found[-1]:
-                break
-        vt.check(found[-1], f"MTU {mtu}: the step is found and named mss_payload (configured {want}, sweep step 8 B), "
-                 f"in launch {len(found)} of up to three")
-
-        # Open MPI over its TCP BTL (seed 004's path): the module finds the BTL's connection and
-        # records its path and the payload at which a message needs a second segment.  The same rule
-        # as above: a step named mss_payload must sit within one sweep step (4 B) of it in every
-        # launch, and one of up to three launches must name it (a CI run on a noisy host named it at
-        # 1440 against 1424 in a sweep taken in one go; here one launch in eight named none).
-        found = []
-        for attempt in range(1, 4):
-            out = f"{d}/mss{mtu}-openmpi-{attempt}.jsonl"
-            run, sizes, end, _ = mpi_across("openmpi", out, sizes="1360:1480:+4" if mtu == 1500 else "8860:8980:+4",
-                                            extra=INTERLEAVED)
-            attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
-            want = int(attrs.get("mss", 0)) - 24
-            vt.check(attrs.get("path_iface") == "vslab0" and attrs.get("mtu") == str(mtu)
-                     and thr.get("mss_payload") == want,
-                     f"openmpi: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, "
-                     f"MSS {attrs.get('mss')}, mss_payload {thr.get('mss_payload')}")
-            summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
-            named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
-            vt.check(all(abs(t["bytes"] - want) <= 4 and f"MTU {mtu}" in t["label"] for t in named),
-                     f"openmpi launch {attempt}: a step named mss_payload sits within 4 B of {want} and names "
-                     f"the packet step with its MTU ({[(t['bytes'], t['label']) for t in named]})")
-            found.append(len(named) == 1)
-            if found[-1]:
-                break
-        vt.check(found[-1], f"openmpi MTU {mtu}: the step is found and named mss_payload (configured {want}, "
-                 f"sweep step 4 B), in launch {len(found)} of up to three")
+        packet_step("tcp", mtu, 8, lambda attrs: int(attrs.get("mss", 0)) // 64 * 64 - 16,
+                    lambda out: across("tcp", f"{lo}:{hi}:+8", out, ["-i", "100", "-w", "5", *INTERLEAVED])[0])
+        packet_step("openmpi", mtu, 4, lambda attrs: int(attrs.get("mss", 0)) - 24,
+                    lambda out: mpi_across("openmpi", out, extra=INTERLEAVED,
+                                           sizes="1360:1480:+4" if mtu == 1500 else "8860:8980:+4")[0])
 
     lab("up", "--mtu", "9000")
     st = json.loads(lab("status", "--json").stdout)
