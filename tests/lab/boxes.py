@@ -1,5 +1,7 @@
 """What the lab tests share: the skip when this machine cannot make network namespaces, the
-`versus lab` command, what a test may leave behind, and one rank of versus-run on each box."""
+`versus lab` command, what a test may leave behind, one rank of versus-run on each box, and the
+analysis of a run."""
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +20,13 @@ def lab(*args, check=True):
     if check:
         vt.check(p.returncode == 0, f"versus lab {' '.join(args)} exits 0")
     return p
+
+
+def summary(out):
+    """`versus summary --json` of one run file: its run's analysis (regimes, transitions, staircases)."""
+    p = vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60)
+    vt.check(p.returncode == 0, f"versus summary {os.path.basename(out)} exits 0")
+    return json.loads(p.stdout)["runs"][0]
 
 
 def leftovers():

@@ -14,7 +14,6 @@ test the analysis and is launched again (up to three times); a launch below it i
 must pass every check above.  When no launch was steady enough, the test exits 77 saying so, with
 the figures: it never passes without having checked the analysis.
 Exits 77 as well when this machine cannot make network namespaces or versus-link was not built."""
-import json
 import os
 import statistics
 import sys
@@ -22,7 +21,7 @@ import sys
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
+from boxes import across, lab, leftovers, summary  # noqa: E402  (the helpers beside this test)
 from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 if not os.environ.get("VERSUS_LINK") or not os.access(os.environ["VERSUS_LINK"], os.X_OK):
@@ -71,7 +70,7 @@ try:
         vt.log(f"launch {attempt}: round-to-round scatter {scatter:.2f} us (at most {STEADY_US:.2f} to be "
                f"analysed); the relay delivered {n1 - n0} packets {(late1 - late0) / max(1, n1 - n0):.2f} us "
                "late on average")
-        got = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)["runs"][0]
+        got = summary(out)
         scs = got["staircases"]
         vt.log(f"launch {attempt}: staircases {[(round(sc['period_bytes'], 1), sc['steps'], sc.get('meaning')) for sc in scs]}")
         pads = [sc for sc in scs if "pads each payload" in (sc.get("meaning") or "")]

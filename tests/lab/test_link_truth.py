@@ -29,7 +29,7 @@ import sys
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
+from boxes import across, lab, leftovers, summary  # noqa: E402  (the helpers beside this test)
 from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 PART = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -66,9 +66,7 @@ def goodput(rate_mbit):
 
 
 def regimes(out):
-    p = vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60)
-    vt.check(p.returncode == 0, f"versus summary {os.path.basename(out)} exits 0")
-    return json.loads(p.stdout)["runs"][0]["regimes"]
+    return summary(out)["regimes"]
 
 
 def best_of(tag, sizes, iterations, pick, extra=(), launches=LAUNCHES):

@@ -12,7 +12,7 @@ import time
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import VERSUS, across, lab, leftovers  # noqa: E402  (the helpers beside this test)
+from boxes import VERSUS, across, lab, leftovers, summary  # noqa: E402  (the helpers beside this test)
 
 
 INTERLEAVED = ["--order", "interleaved", "--rounds", "10"]
@@ -57,7 +57,6 @@ def mpi_across(transport, out, env=(), sizes="8,64K", extra=()):
     return (*vt.read_jsonl(out), p.stderr)
 
 
-
 def packet_step(transport, mtu, step, payload, launch):
     """The packet step of `transport` at `mtu`: launch(out) runs a sweep with `step` B between sizes
     and returns its run record; payload(attrs) is the payload at which a message needs a second
@@ -67,7 +66,7 @@ def packet_step(transport, mtu, step, payload, launch):
     sit within one sweep step of the payload the record gives and name the MTU, and one launch
     must name it.  The sizes are interleaved (every size in ten rounds): in a sweep taken in one
     go, a host that slows down halfway is a level shift at whatever size was running then, which
-    is a step (a CI run named Open MPI's step at 1440 B against 1424 so)."""
+    is a step (a CI run named Open MPI's step at 1440 B against 1424 in such a sweep)."""
     for attempt in range(1, 4):
         out = f"{d}/mss{mtu}-{transport}-{attempt}.jsonl"
         run = launch(out)
@@ -77,8 +76,7 @@ def packet_step(transport, mtu, step, payload, launch):
                  and thr.get("mss_payload") == want,
                  f"{transport}: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, "
                  f"MSS {attrs.get('mss')}, mss_payload {thr.get('mss_payload')}")
-        summ = json.loads(vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60).stdout)
-        named = [t for t in summ["runs"][0]["transitions"] if t.get("threshold") == "mss_payload"]
+        named = [t for t in summary(out)["transitions"] if t.get("threshold") == "mss_payload"]
         vt.check(all(abs(t["bytes"] - want) <= step and f"MTU {mtu}" in t["label"] for t in named),
                  f"{transport} MTU {mtu} launch {attempt}: a step named mss_payload sits within {step} B of "
                  f"{want} and names the packet step with its MTU ({[(t['bytes'], t['label']) for t in named]})")
