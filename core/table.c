@@ -44,9 +44,6 @@ int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, lo
         return -ENOMEM;
     memcpy(s, rtt_ns, (size_t)n * sizeof *s);
     double med = vs_median_i64(s, n);
-    double total = 0;
-    for (long i = 0; i < n; i++)
-        total += (double)s[i];
     long i99 = (long)(0.99 * (double)(n - 1) + 0.5);
     vs_table_row_t *row = vs_table_append(t, bytes);
     if (!row) {
@@ -56,7 +53,9 @@ int vs_table_add_pingpong(vs_table_t *t, size_t bytes, const int64_t *rtt_ns, lo
     row->median_us = med / 2 / 1e3;
     row->min_us = (double)s[0] / 2 / 1e3;
     row->p99_us = (double)s[i99] / 2 / 1e3;
-    row->mbps = total > 0 ? (double)bytes * (double)n / (total / 2 / 1e9) / 1e6 : 0;
+    /* the one statistic of every figure: bytes over the median one-way time (a
+     * mean would be dominated by the few samples a busy host delays) */
+    row->mbps = med > 0 ? (double)bytes / (med / 2 / 1e9) / 1e6 : 0;
     free(s);
     if (t->progress) {
         fprintf(stderr, "\r  %zu/%zu sizes  %10zu B  %10.2f us  %10.2f MB/s   ",
@@ -75,7 +74,7 @@ void vs_table_print(const vs_table_t *t, FILE *out, const char *title)
         return;
     }
     fprintf(out, "# %s\n", title);
-    fprintf(out, "# one-way latency = round trip / 2; bandwidth = bytes / one-way time (1 MB = 1e6 B)\n");
+    fprintf(out, "# one-way latency = round trip / 2; bandwidth = bytes / median one-way time (1 MB = 1e6 B)\n");
     fprintf(out, "%-12s %14s %14s %14s %16s\n", "# Size [B]", "Median [us]", "Min [us]", "P99 [us]", "Bandwidth [MB/s]");
     for (size_t i = 0; i < t->n; i++) {
         const vs_table_row_t *r = &t->rows[i];

@@ -77,7 +77,7 @@ class Analysis:
 
     def bandwidth(self) -> dict:
         """The last regime's fitted asymptotic bandwidth beside the measured
-        peak (bytes / mean one-way time, over the sizes).  With T = s + r*n
+        peak (bytes / median one-way time, over the sizes).  With T = s + r*n
         and s >= 0, n / T(n) < 1/r at every size, so a fitted value well
         below the peak means the last regime's line is not to be trusted
         (`agrees` false): quote the peak -- unless the largest sizes run well

@@ -29,7 +29,7 @@ def format_summary(doc: dict) -> str:
             parts.append(f"   warning: {w}")
         m = sample_meaning(run["pattern"], run.get("pattern_params"))
         parts.append(f"   time = {m.time_label} (a sample is {m.sample_label}, divided by {m.divisor:g}); "
-                     "bandwidth = bytes moved / mean time; times in us")
+                     "bandwidth = bytes moved / median time; times in us")
         rows = []
         for s in run["sizes"]:
             ci = s["median_ci_us"]

@@ -118,7 +118,7 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
         log_axes(ax)
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel(plain(f"{time_label}, median (µs)") if kind == "latency"
-                      else plain(f"bandwidth, bytes moved / mean {time_label} (MB/s)"))
+                      else plain(f"bandwidth, bytes moved / median {time_label} (MB/s)"))
         ax.set_title(plain(f"{title}: {kind}"))
         ax.legend(loc="upper left" if kind == "latency" else "lower right", ncol=2)
         out.append({"kind": kind, **_emit(fig, f"{name}-{kind}", pdf_dir)})

@@ -129,10 +129,10 @@ def group_configs(runs: list[Run], entries: dict[str, dict]) -> list[Config]:
 
 
 def size_dict(s: SizeStats) -> dict:
+    """A size's statistics as the report reads them; the bandwidth's interval is the
+    bytes over the median's interval (stats.py: one statistic for every figure)."""
     d = s.to_dict()
-    lo = s.mean_ns - 1.96 * s.stderr_ns
-    hi = s.mean_ns + 1.96 * s.stderr_ns
-    d["bw_ci_MBps"] = [s.bytes / hi * 1e3 if hi > 0 else None, s.bytes / lo * 1e3 if lo > 0 else None]
+    d["bw_ci_MBps"] = d["bandwidth_ci_MBps"] or [d["bandwidth_MBps"]] * 2
     return d
 
 

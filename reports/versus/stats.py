@@ -2,9 +2,12 @@
 
 All times in the returned `SizeStats` are nanoseconds of the pattern's reported
 time (units.py: one-way = round trip / 2 for a ping-pong, time per message for
-a stream, ...) unless the field name says `rtt`.  Bandwidth is total bytes over total time:
-a ping-pong moves `bytes` each way per round trip, so the one-way bandwidth
-is bytes / (mean RTT / 2), never a mean of per-sample rates.
+a stream, ...) unless the field name says `rtt`.  Every figure derives from one
+statistic, the median reported time with its order-statistic interval: the
+bandwidth is the bytes moved over the median time (a ping-pong moves `bytes`
+each way per round trip: bytes / (median RTT / 2)), its interval the bytes
+over the median's interval; never a mean of per-sample rates, and never over
+the mean time, which the few samples a busy host delays dominate.
 """
 from __future__ import annotations
 
@@ -53,8 +56,9 @@ class SizeStats:
     normality_test: str | None      # 'shapiro' or None when not testable
     normality_p: float | None
     normal: bool | None             # p >= 0.05
-    bandwidth_MBps: float           # one-way: bytes / (mean RTT / 2), 1 MB = 1e6 bytes
+    bandwidth_MBps: float           # one-way: bytes / (median RTT / 2), 1 MB = 1e6 bytes
     mean_rtt_ns: float
+    bandwidth_ci_MBps: tuple[float, float] | None = None   # bytes over the median's 95 % CI
     q25_ns: float = float("nan")    # lower quartile: where change points are placed
     q25_ci_ns: tuple[float, float] | None = None
     valid: bool | None = None       # payload check: None not checked, False failed (left out of fits)
@@ -75,6 +79,7 @@ class SizeStats:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["validation"] = dict(self.validation) if self.validation else self.validation
         d["median_ci_ns"] = list(self.median_ci_ns) if self.median_ci_ns else None
+        d["bandwidth_ci_MBps"] = list(self.bandwidth_ci_MBps) if self.bandwidth_ci_MBps else None
         # The JSON face speaks microseconds; keep both.
         for k in ("min", "max", "median", "mean", "std", "stderr", "p5", "p95", "p99", "lcl", "ucl"):
             d[f"{k}_us"] = d[f"{k}_ns"] / 1e3
@@ -171,15 +176,18 @@ def summarise_sorted(nbytes: int, ow: np.ndarray, batch: int = 1,
     outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
     test, p = normality(ow)
     mean_rtt = divisor * mean
-    bw = bytes_factor * nbytes / mean * 1e3 if mean > 0 else float("nan")   # bytes/ns -> MB/s
+    moved = bytes_factor * nbytes
+    bw = moved / med * 1e3 if med > 0 else float("nan")   # bytes/ns -> MB/s
+    med_ci = median_ci_sorted(ow)
+    bw_ci = (moved / med_ci[1] * 1e3, moved / med_ci[0] * 1e3) if med_ci and med_ci[0] > 0 else None
     return SizeStats(
         bytes=int(nbytes), n=n, batch=int(batch),
         min_ns=float(ow[0]), max_ns=float(ow[-1]), median_ns=med,
-        median_ci_ns=median_ci_sorted(ow), mean_ns=mean, std_ns=std,
+        median_ci_ns=med_ci, mean_ns=mean, std_ns=std,
         stderr_ns=std / np.sqrt(n) if n > 1 else 0.0,
         p5_ns=p5, p95_ns=p95, p99_ns=p99, lcl_ns=lcl, ucl_ns=ucl, outside_limits=outside,
         normality_test=test, normality_p=p, normal=None if p is None else bool(p >= 0.05),
-        bandwidth_MBps=bw, mean_rtt_ns=mean_rtt,
+        bandwidth_MBps=bw, mean_rtt_ns=mean_rtt, bandwidth_ci_MBps=bw_ci,
         q25_ns=q25, q25_ci_ns=quantile_ci_sorted(ow, LOCATION_Q))
 
 
