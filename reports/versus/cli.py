@@ -107,9 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated)")
     c.add_argument("b", metavar="B", help="result file of B (several launches: comma-separated)")
     c.add_argument("--json", action="store_true")
-    c.add_argument("--alpha", type=PROBABILITY, default=0.05, help="significance level after adjustment (default 0.05)")
+    c.add_argument("--alpha", type=PROBABILITY, default=0.05, help="1 - the confidence of the statements' intervals, simultaneous over their ranges "
+                        "(default 0.05)")
     c.add_argument("--adjust", choices=["holm", "bh"], default="holm",
-                   help="multiple-size adjustment: Holm (default) or Benjamini-Hochberg")
+                   help="adjustment of the per-size p-values in the JSON (p_adjusted): Holm (default) or "
+                        "Benjamini-Hochberg; the marks and statements do not use it (docs/analysis.md)")
     c.add_argument("--seed", type=COUNT, default=0, help="bootstrap seed")
     c.add_argument("--min-effect", type=PERCENT, default=2.0, metavar="PCT",
                    help="a significant difference smaller than this (%%, default 2) is marked '=', "

@@ -1,19 +1,25 @@
-"""Comparing two configurations (A and B) size by size, and launch-to-launch spread.
+"""Comparing two configurations (A and B): statements over ranges of sizes, and
+each size's ratio beside them; launch-to-launch spread.
 
 Per common size: ratio of medians A/B of the reported time (one-way for a
-ping-pong, units.py) with a bootstrap 95 % CI (the
-bootstrap distribution of each median is drawn exactly from its order
-statistics, see stats.bootstrap_median_draws), a two-sided Mann-Whitney U
-test, p-values adjusted over the sizes (Holm by default, or
-Benjamini-Hochberg).  A size is marked `+` (A faster), `-` (A slower) only
-when the adjusted p-value is below alpha and the ratio's CI excludes 1;
-otherwise `~`.  A significant size whose ratio lies within the minimum
-effect (2 % by default: 0.98 < ratio < 1/0.98) is marked `=`, "no practical
-difference".  Consecutive sizes with one mark form a regime; a claim
-"A is X % faster" is made only for a regime where every size is significant.
-A claimed regime whose per-size ratios vary more than their own uncertainty
-explains (its CI would be wide) is split where the ratio changes, so that
-each statement holds over its sizes rather than averaging them.
+ping-pong, units.py) with its 95 % CI (one launch a side: a bootstrap of the
+medians, drawn exactly from their order statistics, and a Mann-Whitney p;
+several launches: the launch as the unit, launches.py).
+
+Claims are made over ranges, not size by size: with ten thousand sizes a
+per-size test adjusted over them has no power left.  ranges.split_ranges cuts
+the sizes into at most 8 ranges where the log ratio keeps one level; each
+range's ratio (the geometric mean over its sizes, the launch as the unit) has
+an interval simultaneous at 95 % over the ranges (Bonferroni), and its mark
+is what that interval gives: `+` (A faster) or `-` (A slower) when it excludes
+1, `=` ("no practical difference") when it does but the ratio is within the
+minimum effect (2 % by default), `~` when it includes 1.  The interval a
+statement prints is the one its mark was decided on.
+
+A size's mark is its own 95 % interval's (point_mark): never `~` where that
+interval excludes 1; bare where its range's statement claims the same, in
+parentheses otherwise (a difference this size shows alone, not a claim).
+One launch a side never claims: every mark is in parentheses.
 """
 from __future__ import annotations
 
@@ -23,7 +29,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
-                       launch_one_way, regime_between, scope_words)
+                       launch_one_way, regime_between, scope_words, t_quantile)
+from .lazy import scipy_stats as sps
+from .ranges import split_ranges
 from .load import Run, check_comparable, check_same_configuration
 from .samples import for_runs, light_stats, reported
 from .units import run_meaning
@@ -32,7 +40,6 @@ __all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "R
 
 ALPHA = 0.05
 MIN_EFFECT = 0.02          # below this relative difference a significant one is "no practical difference"
-SPLIT_SIGMAS = 3.0         # split a claimed regime when its ratios scatter beyond this many sigma
 
 
 @dataclass
@@ -168,20 +175,16 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     rows = [(b, infer_size(la[b], lb[b], rng, draws)) for b in common]
     padj = adjust_pvalues([r.p for _, r in rows], adjust)
     for (b, r), pj in zip(rows, padj):
-        mark = size_mark(r.ratio, r.ci, float(pj), alpha, min_effect, r.inference == BETWEEN)
         cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
                                         r.median_a_ns / 1e3, r.median_b_ns / 1e3, r.ratio, r.ci, r.p,
-                                        float(pj), mark, r.inference, r.launches_a, r.launches_b, r.df))
+                                        float(pj), point_mark(r.ratio, r.ci, min_effect),
+                                        r.inference, r.launches_a, r.launches_b, r.df))
     cmp.claims = bool(cmp.sizes) and all(s.inference == BETWEEN for s in cmp.sizes)
-    cmp.scope = scope_words(cmp.sizes)
+    infos = dict(rows)
     ya, yb = launch_log_medians(a_runs, skip_a), launch_log_medians(b_runs, skip_b)
-
-    def regime_ratio(grp):
-        """Between-launch sizes: the launch as the unit over the whole regime."""
-        if any(g.inference == BETWEEN for g in grp):
-            return regime_between(ya, yb, [g.bytes for g in grp])
-        return None
-    cmp.regimes = regime_statements(cmp, regime_ratio)
+    cmp.regimes = range_statements(cmp, lambda grp, conf: range_ratio(grp, infos, ya, yb, conf))
+    mark_sizes(cmp)
+    cmp.scope = scope_words(cmp.sizes) + family_words(len(cmp.regimes))
     if count_launches(a_runs) > 1:
         cmp.launch_spread_a = launch_spread(a_runs)
     if count_launches(b_runs) > 1:
@@ -189,16 +192,42 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     return cmp
 
 
-def size_mark(ratio: float, ci: list[float], p_adjusted: float, alpha: float, min_effect: float,
-              claim: bool) -> str:
-    """'+' / '-' when the adjusted p is under alpha and the CI excludes 1, '=' when such a
-    difference is under the minimum effect, '~' otherwise; without a claim (one launch a
-    side) the first three in parentheses."""
-    sig = p_adjusted < alpha and (ci[1] < 1 or ci[0] > 1)
-    if not sig:
+def point_mark(ratio: float, ci: list[float], min_effect: float) -> str:
+    """A size's own mark, from the interval printed beside it: '+' / '-' when the
+    95 % CI of A/B lies below / above 1, '=' when it excludes 1 but the ratio is
+    within the minimum effect, '~' when it includes 1."""
+    if not (ci[1] < 1 or ci[0] > 1):
         return "~"
-    mark = "=" if 1 - min_effect < ratio < 1 / (1 - min_effect) else ("+" if ratio < 1 else "-")
-    return mark if claim else f"({mark})"
+    return "=" if 1 - min_effect < ratio < 1 / (1 - min_effect) else ("+" if ratio < 1 else "-")
+
+
+def size_mark(ratio: float, ci: list[float], min_effect: float, claimed: str | None) -> str:
+    """The mark printed at a size: its own (point_mark), bare when the statement over
+    its range claims the same (launches as the unit), else in parentheses: a difference
+    this size shows alone (or these two launches show), not a claim.  A size whose
+    interval excludes 1 is never marked '~'."""
+    own = point_mark(ratio, ci, min_effect)
+    if own == "~" or own == claimed:
+        return own
+    return f"({own})"
+
+
+def mark_sizes(cmp: Comparison) -> None:
+    """Each size's printed mark, once the statements over the ranges are made."""
+    for r in cmp.regimes:
+        claimed = r.mark if r.mark in ("+", "-", "=") else None
+        for s in cmp.sizes:
+            if r.from_bytes <= s.bytes <= r.to_bytes:
+                ok = claimed if s.inference == BETWEEN else None
+                s.mark = size_mark(s.ratio, s.ratio_ci, cmp.min_effect, ok)
+
+
+def family_words(k: int) -> str:
+    if k <= 1:
+        return ""
+    return (f"; the statements are made over {k} ranges of sizes, each interval 95 % simultaneous over "
+            f"the {k} (Bonferroni: each at {100 - 5 / k:.3g} %); the marks of single sizes are their own 95 % "
+            "intervals, in parentheses where no statement claims them")
 
 
 def bare(mark: str) -> str:
@@ -240,108 +269,113 @@ def fmt_bytes(n: int) -> str:
 
 
 def _log_ratio_se(g: SizeComparison) -> float:
+    """A size's standard error of log(A/B), from its 95 % CI."""
     lo, hi = g.ratio_ci
     if not (lo > 0 and hi > 0):
         return math.inf
     return max((math.log(hi) - math.log(lo)) / (2 * 1.96), 1e-12)
 
 
-def split_by_ratio(grp: list[SizeComparison], sigmas: float = SPLIT_SIGMAS) -> list[tuple[int, int]]:
-    """Index ranges [a, b) of a run of sizes with one mark, split (recursively,
-    at the best single cut) while the per-size log ratios scatter about their
-    weighted mean more than their own standard errors explain: the weighted
-    sum of squares exceeds its chi-square expectation (k - 1) by `sigmas`
-    standard deviations (sqrt(2 (k - 1))) and the cut removes at least half
-    of that excess.  Pieces keep at least two sizes."""
-    lr_all = np.array([math.log(g.ratio) for g in grp])       # once, not per candidate cut
-    w_all = np.array([1 / _log_ratio_se(g) ** 2 for g in grp])
-
-    def wss(a, b):
-        lr, w = lr_all[a:b], w_all[a:b]
-        m = float((w * lr).sum() / w.sum())
-        return float((w * (lr - m) ** 2).sum())
-
-    def rec(a, b):
-        k = b - a
-        if k < 4:
-            return [(a, b)]
-        total = wss(a, b)
-        if total <= (k - 1) + sigmas * math.sqrt(2 * (k - 1)):
-            return [(a, b)]
-        best, cut = min((wss(a, c) + wss(c, b), c) for c in range(a + 2, b - 1))
-        if total - best < 0.5 * (total - (k - 1)):
-            return [(a, b)]
-        return rec(a, cut) + rec(cut, b)
-    return rec(0, len(grp))
+def _z(confidence: float) -> float:
+    return float(sps.norm.ppf(0.5 + confidence / 2))
 
 
-def regime_statements(cmp: Comparison, regime_ratio=None) -> list[RegimeStatement]:
-    """The statements over runs of sizes with one mark.  regime_ratio(grp), when
-    given and not None for a regime, supplies its ratio A/B and 95 % CI (the
-    between-launch one, launches.regime_between); otherwise the per-size ratios
-    are combined (_regime_ratio)."""
-    def rci(grp):
-        got = regime_ratio(grp) if regime_ratio else None
-        return got if got is not None else _regime_ratio(grp)
-    out = []
-    runs = []
+def range_ratio(grp: list[SizeComparison], infos: dict, ya, yb,
+                confidence: float) -> tuple[tuple[float, float, float], bool]:
+    """A range's ratio A/B with its CI at `confidence`, and whether the launch was the
+    unit (a claim about the configurations).  One size: that size's own inference, so
+    that at 95 % the statement's interval is the one its row prints; several sizes with
+    several launches: launches.regime_between; otherwise the per-size combination."""
+    if len(grp) == 1:
+        r = infos[grp[0].bytes]
+        if r.inference == BETWEEN:
+            d, se = math.log(r.ratio), r.log_se or 0.0
+            if math.isclose(confidence, 0.95):
+                return (r.ratio, r.ci[0], r.ci[1]), True
+            q = t_quantile(r.df, confidence)
+            return (r.ratio, math.exp(d - q * se), math.exp(d + q * se)), True
+        if math.isclose(confidence, 0.95):
+            return (r.ratio, r.ci[0], r.ci[1]), False
+        return _widen((r.ratio, r.ci[0], r.ci[1]), confidence), False
+    if any(g.inference == BETWEEN for g in grp):
+        got = regime_between(ya, yb, [g.bytes for g in grp], confidence)
+        if got is not None:
+            return got, True
+    return _regime_ratio(grp, confidence), False
+
+
+def _widen(rci: tuple[float, float, float], confidence: float) -> tuple[float, float, float]:
+    """A 95 % interval of a ratio widened to `confidence` on the log scale (normal)."""
+    ratio, lo, hi = rci
+    if not (lo > 0 and hi > 0 and ratio > 0):
+        return rci
+    k = _z(confidence) / 1.96
+    return ratio, ratio * (lo / ratio) ** k, ratio * (hi / ratio) ** k
+
+
+def range_statements(cmp: Comparison, ratio_of) -> list[RegimeStatement]:
+    """The statements over the ranges of ranges.split_ranges: each range's ratio with
+    its interval, simultaneous at 1 - alpha over the ranges (Bonferroni), and the mark
+    that interval gives.  ratio_of(grp, confidence) -> ((ratio, lo, hi), launch unit)."""
     sizes = cmp.sizes
-    i = 0
-    while i < len(sizes):
-        j = i
-        while j + 1 < len(sizes) and sizes[j + 1].mark == sizes[i].mark:
-            j += 1
-        if bare(sizes[i].mark) in "+-":
-            runs += [(i + a, i + b - 1) for a, b in split_by_ratio(sizes[i:j + 1])]
-        else:
-            runs.append((i, j))
-        i = j + 1
-    for i, j in runs:
-        grp = sizes[i:j + 1]
+    if not sizes:
+        return []
+    lr = np.log(np.clip(np.nan_to_num(np.array([s.ratio for s in sizes]), nan=1.0), 1e-12, None))
+    within = [s for s in sizes if s.inference != BETWEEN]
+    pieces = split_ranges(lr, se=[_log_ratio_se(s) for s in within] if len(within) == len(sizes) else None,
+                          min_step=-math.log(1 - cmp.min_effect))
+    conf = 1 - cmp.alpha / len(pieces)
+    out = []
+    for a, b in pieces:
+        grp = sizes[a:b]
         lo, hi = grp[0].bytes, grp[-1].bytes
-        if i == 0 and j == len(sizes) - 1:
+        if a == 0 and b == len(sizes):
             span = "at every size measured" if lo != hi else f"at {fmt_bytes(lo)}"
         elif lo == hi:
             span = f"at {fmt_bytes(lo)}"
-        elif j == len(sizes) - 1:
+        elif b == len(sizes):
             span = f"for messages >= {fmt_bytes(lo)}"
-        elif i == 0:
+        elif a == 0:
             span = f"for messages <= {fmt_bytes(hi)}"
         else:
             span = f"for messages from {fmt_bytes(lo)} to {fmt_bytes(hi)}"
-        out.append(_statement(cmp, grp, span, rci))
+        rci, unit = ratio_of(grp, conf)
+        out.append(_statement(cmp, grp, span, rci, unit))
     return out
 
 
-def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci) -> RegimeStatement:
-    """One regime's statement.  Its mark and its interval agree: a regime whose
-    sizes differ one by one but whose ratio over the regime has a 95 % CI that
-    includes 1 is stated as no significant difference."""
+def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci,
+               launch_unit: bool) -> RegimeStatement:
+    """One range's statement.  Its mark is the one its interval gives, and that interval
+    is the one printed: '~' when it includes 1 (with the interval), '+' / '-' when it
+    excludes 1, '=' when it does but the ratio is within the minimum effect; in
+    parentheses (and said to be about these two launches) unless the launch was the unit."""
     lo, hi, k = grp[0].bytes, grp[-1].bytes, len(grp)
-    mark = grp[0].mark
-    launch_only = mark.startswith("(")
-    if bare(mark) == "~":
-        return RegimeStatement("~", lo, hi, k, None, None, f"no significant difference {span}",
-                               span=span, effect="no significant difference")
-    r = rci(grp)
+    r = rci
     pct, pm = _regime_effect(r)
+    ci = [r[1], r[2]]
     if not (r[1] > 1 or r[2] < 1):
-        effect = (f"no significant difference over these sizes together (95 % CI of A/B "
-                  f"{r[1]:.3g} to {r[2]:.3g})")
-        return RegimeStatement("~", lo, hi, k, None, None, f"{effect} {span}", r[0], [r[1], r[2]],
+        effect = f"no significant difference (A/B {r[0]:.3g}, 95 % CI {r[1]:.3g} to {r[2]:.3g})"
+        return RegimeStatement("~", lo, hi, k, None, None, f"no significant difference {span} "
+                               f"(A/B {r[0]:.3g}, 95 % CI {r[1]:.3g} to {r[2]:.3g})", r[0], ci,
                                span=span, effect=effect)
     first = grp[0]
     detail = f"{first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)}"
-    if bare(mark) == "=":
+    if k > 1:
+        rs = [g.ratio for g in grp]
+        detail += f"; A/B from {min(rs):.3g} to {max(rs):.3g} over its {k} sizes"
+    mark = "=" if 1 - cmp.min_effect < r[0] < 1 / (1 - cmp.min_effect) else ("+" if r[0] < 1 else "-")
+    if mark == "=":
         effect = (f"no practical difference (significant but under {cmp.min_effect * 100:.0f} %: "
-                  f"A {pct:+.1f} % faster)")
+                  f"A {pct:+.1f} % faster, 95 % CI of A/B {r[1]:.3g} to {r[2]:.3g})")
         text, detail = f"{effect} {span}", ""
     else:
         effect = f"{effect_words(r)}"
         text = f"{cmp.a_label} is {effect} than {cmp.b_label} {span} ({detail})"
-    if launch_only:
+    if not launch_unit:
         text = f"in these two launches only: {text}"
-    return RegimeStatement(mark, lo, hi, k, pct, pm, text, r[0], [r[1], r[2]],
+        mark = f"({mark})"
+    return RegimeStatement(mark, lo, hi, k, pct, pm, text, r[0], ci,
                            span=span, effect=effect, detail=detail)
 
 
@@ -374,7 +408,7 @@ def effect_words(rci: tuple[float, float, float]) -> str:
     return f"{pct:.{digits}f} % {word} (95 % CI {plo:.{digits}f} % to {phi:.{digits}f} %)"
 
 
-def _regime_ratio(grp: list[SizeComparison]) -> tuple[float, float, float]:
+def _regime_ratio(grp: list[SizeComparison], confidence: float = 0.95) -> tuple[float, float, float]:
     """Geometric mean ratio A/B over the regime and its 95 % CI, combining each
     size's own uncertainty (as independent: right within one launch a side,
     where samples are the unit) with the scatter of the ratio across the
@@ -387,7 +421,7 @@ def _regime_ratio(grp: list[SizeComparison]) -> tuple[float, float, float]:
     if k >= 2:
         var += float(lr.var(ddof=1)) / k
     mean = float(lr.mean())
-    hw = 1.96 * math.sqrt(var)
+    hw = _z(confidence) * math.sqrt(var)
     return math.exp(mean), math.exp(mean - hw), math.exp(mean + hw)
 
 

@@ -251,10 +251,13 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
         return None
     cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid).to_dict()
     rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
-             {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_adjusted"]]
+             {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_value"]]
             for s in cmp["sizes"]]
     from .launches import method_words
-    notes = [f"Times: {cmp['time_label']}; {method_words(cmp['sizes'])}."]
+    notes = [f"Times: {cmp['time_label']}; {method_words(cmp['sizes'])}. A size's mark is its own 95 % "
+             "interval's (+ A faster, - A slower, ~ the interval includes 1, = under the minimum effect); "
+             "in parentheses where no statement over its range claims it. The statements above are the "
+             "claims."]
     if cmp["invalid_a"] or cmp["invalid_b"]:
         how = ("kept as asked" if cmp["invalid_included"] else "left out of this comparison")
         notes.append(f"Sizes whose payload check failed, {how}: {a.id}: "
@@ -268,7 +271,7 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
                       "columns": [{"title": "", "fmt": "text"}, {"title": "size", "fmt": "bytes"},
                                   {"title": "A µs", "fmt": "us"}, {"title": "B µs", "fmt": "us"},
                                   {"title": "A/B [95 % CI]", "fmt": "text"},
-                                  {"title": "A faster %", "fmt": "num"}, {"title": "p (Holm)", "fmt": "p"}],
+                                  {"title": "A faster %", "fmt": "num"}, {"title": "p (this size)", "fmt": "p"}],
                       "rows": rows, "notes": notes}}
 
 
