@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import __version__
-from .fit import SegmentedFit, fit_segmented
+from .fit import SegmentedFit, fit_segmented, with_boundaries
 from .load import Run, group_launches
-from .stats import LOCATION_Q, SizeStats, summarise_run
+from .stats import LIMITS_RULE, LOCATION_Q, SizeStats, summarise_run
+from .speedclass import speed_classes
 from .transitions import (Staircase, Transition, attribute, attribute_copy, classify, explain_staircases, find_staircases,
                           label_rest, replicate_curves, reported_only, targeted_steps,
                           threshold_notes)
@@ -21,6 +22,7 @@ from .units import run_meaning
 
 PEAK_AGREEMENT = 0.8       # fitted asymptotic bandwidth below 0.8 x the measured peak: disagree
 BURST_RATIO = 0.8          # the largest size below 0.8 x the peak: the peak is a burst, not sustained
+ASYMPTOTE_REACHED = 0.5    # a fitted asymptote is determined when the largest size reaches half of it
 
 
 @dataclass
@@ -33,6 +35,8 @@ class Analysis:
     unmatched_thresholds: list[dict] = field(default_factory=list)
     invalid_bytes: list[int] = field(default_factory=list)     # sizes whose payload check failed
     invalid_included: bool = False                             # ... and were fitted anyway
+    boundaries_found: int = 0      # boundaries the segmented search placed; the regimes are cut only
+                                   # at the reported transitions (the others merged, fit.with_boundaries)
 
     def to_dict(self) -> dict:
         """The JSON face (computed once: an analysis does not change once made; callers read it)."""
@@ -58,6 +62,7 @@ class Analysis:
             "variant": r.variant,
             "hosts": r.record.get("hosts"),
             "sizes": [s.to_dict() for s in self.sizes],
+            "control_limits_rule": LIMITS_RULE,
             "invalid_sizes": {"bytes": list(self.invalid_bytes), "included": self.invalid_included,
                               "note": invalid_note(self.invalid_bytes, self.invalid_included)},
             "fit": None if self.fit is None else {
@@ -67,6 +72,10 @@ class Analysis:
                 "relative_noise_lower_quartile": self.fit.locator.rel_noise,
                 "penalty": self.fit.penalty,
                 "isolated_sizes_excluded": self.fit.excluded,
+                "boundaries_found": self.boundaries_found,
+                "regimes_note": (f"the segmented search placed {self.boundaries_found} boundaries; the regimes "
+                                 f"are cut at the {len(self.transitions)} reported transitions only, the others "
+                                 "merged (one segmentation for regimes and transitions)"),
                 "min_bytes": int(self.fit.x[0]) if self.fit.x.size else None},
             "regimes": [g.summary() for g in self.fit.regimes] if self.fit else [],
             "transitions": [_transition_json(x) for x in self.transitions],
@@ -95,7 +104,27 @@ class Analysis:
         fitted = last["bandwidth_MBps"] if last else None
         ratio = fitted / peak[0] if fitted and peak[0] else None
         loc = self.fit.locator.regimes[-1] if self.fit and self.fit.placement else None
+        # the asymptote is what the line tends to far beyond the sizes: it is determined by
+        # the data only when the sweep reaches it, at least half of it at the largest size
+        # (the largest size at or beyond n½); else it is an extrapolation (seed 001's lines
+        # said 16-150 GB/s beside measured peaks of 1-8 GB/s)
+        reached = sustained / fitted if fitted and sustained else None
+        determined = reached is not None and reached >= ASYMPTOTE_REACHED
+        note = None
+        if fitted and not determined:
+            note = (f"not determined: the largest size measured ({largest.bytes} B) reaches "
+                    f"{(reached or 0) * 100:.0f} % of the fitted {fitted:.4g} MB/s, which lies beyond what "
+                    "was measured")
+        if determined and ratio is not None and ratio >= PEAK_AGREEMENT:
+            headline, which = fitted, "fitted asymptotic bandwidth (1/r of the last regime)"
+        elif sustained is not None and peak[0] and sustained < BURST_RATIO * peak[0]:
+            headline, which = sustained, "bandwidth at the largest size (the peak is a burst)"
+        else:
+            headline, which = peak[0], "peak measured bandwidth (bytes over the median time, best size)"
         return {"asymptotic_MBps": fitted,
+                "asymptotic_determined": determined if fitted else None,
+                "asymptotic_note": note,
+                "headline_MBps": headline, "headline": which if headline is not None else None,
                 "asymptotic_lower_quartile_MBps": (1e3 / loc.r_ns_per_byte
                                                    if loc is not None and loc.r_ns_per_byte > 0 else None),
                 "asymptotic_ci_MBps": last["bandwidth_ci_MBps"] if last else None,
@@ -163,7 +192,12 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
     explain_staircases(stairs, run.transport.get("attrs") or {})
     label_rest(trans, stairs)
-    return Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
+    # one segmentation: the regimes shown are the pieces between the reported transitions
+    found = len(fit.regimes) - 1
+    fit = with_boundaries(fit, [t.before_bytes for t in trans])
+    a = Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
+    a.boundaries_found = found
+    return a
 
 
 def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None = None,
@@ -175,5 +209,5 @@ def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None 
         "versus_analysis": __version__,
         "runs": [a.to_dict() for a in analyses],
         "launch_spread": [{"label": g[0].label, "launches": [launch_key(r) for r in g],
-                           "sizes": launch_spread(g)} for g in groups],
+                           "sizes": launch_spread(g), "speed_classes": speed_classes(g)} for g in groups],
     }

@@ -368,3 +368,28 @@ def fit_segmented(x, y, se=None, penalty=None, min_len=MIN_SEGMENT,
                                  "q25")
     return SegmentedFit(_regimes(x, y, w, bounds), c, excluded, penalty, x, y, sigma, location,
                         placement)
+
+
+def with_boundaries(fit: SegmentedFit, before_bytes: list[int], min_points: int = 2) -> SegmentedFit:
+    """The fit with its regimes cut only at the sizes given (the first size of each
+    regime after a reported transition): the regimes a reader is shown are then the
+    pieces between the transitions the analysis reports, one segmentation for both.
+    Each regime is refitted (medians and, when there, the lower quartiles that placed
+    the boundaries) within the new bounds; a cut that would leave a regime of fewer
+    than min_points sizes is not made."""
+    m = int(fit.x.size)
+    if m == 0:
+        return fit
+    starts = [0]
+    for b in sorted(set(int(v) for v in before_bytes)):
+        i = int(np.searchsorted(fit.x, b, side="left"))
+        if i - starts[-1] >= min_points and m - i >= min_points:
+            starts.append(i)
+    bounds = starts + [m]
+    placement = None
+    if fit.placement is not None:
+        p = fit.placement
+        placement = SegmentedFit(_regimes(p.x, p.y, 1.0 / p.sigma ** 2, bounds), p.rel_noise, p.excluded,
+                                 p.penalty, p.x, p.y, p.sigma, p.location)
+    return SegmentedFit(_regimes(fit.x, fit.y, 1.0 / fit.sigma ** 2, bounds), fit.rel_noise, fit.excluded,
+                        fit.penalty, fit.x, fit.y, fit.sigma, fit.location, placement)

@@ -28,9 +28,10 @@ from .compare import compare_runs, fmt_bytes, launch_spread
 from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
 from .report_methods import methods_section
 from .report_studies import study_section
+from .speedclass import speed_classes
 from .stats import SizeStats
 from .console import validation_words
-from .render import NO_LOWER_LIMIT_NOTE, ci_cell
+from .render import CONTROL_LIMITS_NOTE, ci_cell
 from .units import run_meaning
 
 REFERENCE_TRANSPORTS = ("shm", "tcp")
@@ -149,24 +150,27 @@ def summary_row(c: Config, floor: Config | None) -> dict:
     first = usable[0] if usable else None
     regs = a.to_dict()["regimes"] if a and a.fit else []
     r0, rl = (regs[0], regs[-1]) if regs else (None, None)
-    peak = max((s["bandwidth_MBps"] for s in usable if s["bytes"] > 0
-                and s["bandwidth_MBps"] is not None and math.isfinite(s["bandwidth_MBps"])), default=None)
+    bwd = a.to_dict()["bandwidth"] if a else {}
+    peak = bwd.get("peak_MBps")
+    asym_off = bool(rl) and bwd.get("asymptotic_determined") is False
     row = {"config": c.id, "transport": c.transport,
            "library": f"{c.pooled.transport.get('library') or ''} {c.pooled.transport.get('version') or ''}".strip(),
            "provider": c.pooled.transport.get("provider") or "", "launches": len(c.runs),
            "status": c.pooled.status, "latency_bytes": first["bytes"] if first else None,
            "latency": ci_cell(first["median_us"], first["median_ci_us"]) if first else None,
            "s": ci_cell(r0["latency_us"], r0["latency_ci_us"], r0["latency_ci_note"]) if r0 else None,
-           "bw": ci_cell(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"], rl["bandwidth_ci_note"]) if rl else None,
+           "bw": ({"v": bwd["asymptotic_note"], "f": "text"} if asym_off else
+                  ci_cell(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"], rl["bandwidth_ci_note"]) if rl else None),
            "n_half": ci_cell(rl["n_half_bytes"], rl["n_half_ci_bytes"], rl["n_half_ci_note"]) if rl else None,
            "peak_bw": peak, "transitions": [t.label for t in a.transitions] if a else [],
-           "bw_over_peak": rl["bandwidth_MBps"] / peak if rl and rl["bandwidth_MBps"] and peak else None,
+           "bw_over_peak": (rl["bandwidth_MBps"] / peak if rl and rl["bandwidth_MBps"] and peak and not asym_off
+                            else None),
            "floor_latency_x": None, "floor_bw_pct": None}
     if floor is not None and floor is not c and floor.sizes and first:
         f0 = next((s for s in _usable(floor) if s["bytes"] == first["bytes"]), None)
         if f0 and f0["median_us"] > 0:
             row["floor_latency_x"] = first["median_us"] / f0["median_us"]
-        fpeak = max((s["bandwidth_MBps"] for s in _usable(floor) if s["bytes"] > 0), default=None)
+        fpeak = floor.analysis.to_dict()["bandwidth"]["peak_MBps"] if floor.analysis else None
         if fpeak and peak:
             row["floor_bw_pct"] = peak / fpeak * 100
     return row
@@ -197,18 +201,19 @@ def summary_columns(time_label: str) -> list[dict]:
 def detail_table(c: Config) -> dict:
     cols = [("bytes", "size", "bytes"), ("n", "n", "int"), ("median", "median µs [95 % CI]", "us_ci"),
             ("mean_us", "mean µs", "us"), ("std_us", "sd µs", "us"), ("p99_us", "p99 µs", "us"),
-            ("limits", "control limits µs", "text"), ("outside_limits", "outside", "int"),
+            ("limits", "control limits µs (0.135th, 99.865th percentile)", "text"),
+            ("outside_limits", "outside", "int"),
             ("normal", "normal", "text"), ("bandwidth_MBps", "MB/s", "mbps"),
             ("payload", "payload check", "text")]
     rows = []
     for s in c.sizes:
         vals = {**s, "median": ci_cell(s["median_us"], s["median_ci_us"]),
-                "limits": {"v": [s["mean_us"], s["lcl_us"], s["ucl_us"]], "f": "limits"},
+                "limits": {"v": [s["lcl_us"], s["ucl_us"]], "f": "limits"},
                 "normal": "–" if s["normal"] is None else ("yes" if s["normal"] else "no"),
                 "payload": "–" if s.get("valid") is None else ("ok" if s["valid"] else "FAILED")}
         rows.append([vals[k] for k, _, _ in cols])
     what = run_meaning(c.pooled).time_label
-    notes = [NO_LOWER_LIMIT_NOTE] if any(s["lcl_us"] is not None and s["lcl_us"] < 0 for s in c.sizes) else []
+    notes = [CONTROL_LIMITS_NOTE] if c.sizes else []
     if c.analysis and c.analysis.invalid_bytes:
         notes.append(invalid_note(c.analysis.invalid_bytes, c.analysis.invalid_included))
         notes += [f"{s['bytes']} B: {validation_words(s.get('validation'))}" for s in c.sizes
@@ -362,6 +367,7 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                          "transitions": [t.to_dict() for t in c.analysis.transitions] if c.analysis else [],
                          "unmatched": c.analysis.unmatched_thresholds if c.analysis else [],
                          "spread": launch_spread(c.runs) if len(c.runs) > 1 else [],
+                         "speed_classes": (speed_classes(c.runs) or {}).get("text"),
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
                                                    [t.to_dict() for t in c.analysis.transitions]
@@ -445,7 +451,8 @@ def native_section(measured: list[Run], imported: list[Run], pdf_dir: Path | Non
                                      if r["versus_ci"] else "-"), r["tool"] * scale, r["ratio"],
                                     {True: "inside", False: "outside", None: "-"}[r["inside"]]]
                                    for r in d["rows"]],
-                          "notes": [NO_CLAIM]},
+                          "notes": [NO_CLAIM] + ([f"versus 95 % CI: {d['versus_interval']}."]
+                                                 if d.get("versus_interval") else [])},
                 "plot": plots.native_plot(f"fig-native-{k}-{j}", title, d, pdf_dir)})
     return out
 

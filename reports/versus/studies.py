@@ -8,57 +8,90 @@
 - `run_statistics` (seeds 001 and 004): per run min, max, mean, median, std
   dev, std error of the round trip at one size, and across runs the same
   statistics of the per-run means.
-- `control_limits` (seed 002): per run and size, mean and mean ± 3 sigma of
-  the recorded samples and how many fall outside.
+- `control_limits` (seed 002): per run and size, mean, sd, and the control
+  limits of the recorded samples (their 0.135th and 99.865th percentiles;
+  the seed's mean ± 3 sigma went below 0 on skewed times) and how many fall
+  outside.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .fit import fit_segmented
+from .analysis import ASYMPTOTE_REACHED, PEAK_AGREEMENT
 from .load import InputError, Run
-from .stats import describe, summarise_size
+from .stats import LIMITS_RULE, describe, summarise_size
 from .transitions import classify
 from .units import run_meaning
 
 
 def _series_params(x: np.ndarray, y: np.ndarray) -> dict:
-    """Latency, buffer size and bandwidth of one curve, seed 000 style: latency is
-    the mean below the first transition, bandwidth the last regime's 1/r."""
-    if x.size < 2:
-        return {"latency_us": float(y.mean()) / 1e3 if y.size else None,
-                "fitted_latency_us": None, "buffer_bytes": None, "buffer_between_bytes": None,
-                "bandwidth_MBps": None}
-    fit = fit_segmented(x, y)
-    trans = classify(fit)
-    first = fit.regimes[0]
-    buffer_bytes = trans[0].bytes if trans else None
-    buffer_between = [trans[0].after_bytes, trans[0].before_bytes] if trans else None
-    flat = y[: first.last + 1] if trans else y
-    last = fit.regimes[-1]
-    return {"latency_us": float(flat.mean()) / 1e3,
-            "fitted_latency_us": first.s_ns / 1e3,
-            "buffer_bytes": buffer_bytes, "buffer_between_bytes": buffer_between,
-            "bandwidth_MBps": 1e3 / last.r_ns_per_byte if last.r_ns_per_byte > 0 else None}
+    """Latency, buffer size and bandwidth of a curve of the time inside one call
+    (send_ns or recv_ns of the overhead pattern), read as the run's own analysis
+    reads its times: the median at the smallest size, the first transition of the
+    segmented fit, the bytes over the median time at the best size."""
+    if x.size == 0:
+        return {"latency_us": None, "buffer_bytes": None, "buffer_between_bytes": None,
+                "bandwidth_MBps": None, "bandwidth_kind": None}
+    fit = fit_segmented(x, y) if x.size >= 2 else None
+    trans = classify(fit) if fit is not None else []
+    first = trans[0] if trans else None
+    bw = [b / t * 1e3 for b, t in zip(x, y) if b > 0 and t > 0]
+    peak = max(bw) if bw else None
+    last = fit.regimes[-1] if fit is not None and fit.regimes else None
+    asym = 1e3 / last.r_ns_per_byte if last is not None and last.r_ns_per_byte > 0 else None
+    top = float(x[-1]) / float(y[-1]) * 1e3 if x[-1] > 0 and y[-1] > 0 else None
+    # the rule of analysis.bandwidth: the fitted asymptote only where the sweep reaches half of it
+    if asym and top and top >= ASYMPTOTE_REACHED * asym and peak and asym >= PEAK_AGREEMENT * peak:
+        value, kind = asym, "fitted asymptotic bandwidth (1/r of the last regime)"
+    else:
+        value, kind = peak, "peak measured bandwidth (bytes over the median time, best size)"
+    return {"latency_us": float(y[0]) / 1e3,
+            "buffer_bytes": first.bytes if first else None,
+            "buffer_between_bytes": [first.after_bytes, first.before_bytes] if first else None,
+            "bandwidth_MBps": value, "bandwidth_kind": kind if value is not None else None}
 
 
-def variant_table(runs: list[Run]) -> list[dict]:
-    """Seed 000's table: one row per run (variant).  Bandwidth in MB/s = bytes/us."""
+def _analysis_params(a) -> dict:
+    """Latency, buffer size and bandwidth from the run's analysis, the one every other
+    output reads: the median at the smallest size measured (with its 95 % CI), the first
+    reported transition, and the analysis' headline bandwidth (analysis.bandwidth)."""
+    usable = [s for s in a.sizes if a.invalid_included or s.valid is not False]
+    first = usable[0] if usable else None
+    t = min(a.transitions, key=lambda t: t.bytes) if a.transitions else None
+    bw = a.bandwidth()
+    return {"latency_us": first.median_ns / 1e3 if first else None,
+            "latency_ci_us": [v / 1e3 for v in first.median_ci_ns] if first and first.median_ci_ns else None,
+            "latency_bytes": first.bytes if first else None,
+            "buffer_bytes": t.bytes if t else None,
+            "buffer_between_bytes": [t.after_bytes, t.before_bytes] if t else None,
+            "bandwidth_MBps": bw["headline_MBps"], "bandwidth_kind": bw["headline"]}
+
+
+def variant_table(runs: list[Run], analyses: list | None = None) -> list[dict]:
+    """Seed 000's table: one row per run (variant).  Bandwidth in MB/s = bytes/us.
+    With the ping-pong's times both columns are the run's analysis (`analyses`, made
+    here when not given), so every figure is the one the summary prints."""
+    if analyses is None:
+        from .analysis import analyse_run
+        analyses = [analyse_run(r) for r in runs]
     rows = []
-    for run in runs:
+    for run, a in zip(runs, analyses):
         by = run.sizes_by_bytes()
         x = np.array(list(by), dtype=np.float64)
         have_calls = by and all("send_ns" in s.extra and "recv_ns" in s.extra for s in by.values())
+        row = {"run": run.label, "variant": run.variant}
         if have_calls:
             send = np.array([np.median(s.extra["send_ns"]) for s in by.values()], dtype=np.float64)
             recv = np.array([np.median(s.extra["recv_ns"]) for s in by.values()], dtype=np.float64)
-            source = "send_ns / recv_ns (time inside the calls)"
+            row["source"] = "send_ns / recv_ns (time inside the calls)"
+            sides = (("send", _series_params(x, send)), ("receive", _series_params(x, recv)))
         else:
-            send = recv = np.array([np.median(s.samples_ns) / 2 for s in by.values()], dtype=np.float64)
-            source = "ping-pong one-way time (round trip / 2) for both"
-        row = {"run": run.label, "variant": run.variant, "source": source}
-        for side, y in (("send", send), ("receive", recv)):
-            for k, v in _series_params(x, y).items():
+            row["source"] = (f"{run_meaning(run).time_label} for both: the run's analysis, as in the summary")
+            params = _analysis_params(a)
+            sides = (("send", params), ("receive", params))
+        for side, d in sides:
+            for k, v in d.items():
                 row[f"{side}_{k}"] = v
         rows.append(row)
     return rows
@@ -84,7 +117,9 @@ def run_statistics(runs: list[Run], nbytes: int | None = None) -> dict:
 
 
 def control_limits(runs: list[Run]) -> list[dict]:
-    """Seed 002: per run and size, mean and control limits of the recorded samples (us)."""
+    """Seed 002: per run and size, mean and control limits of the recorded samples (us):
+    percentiles (stats.LIMITS_RULE), which scale with the samples, so twice the one-way
+    limits are the samples' own."""
     out = []
     for r in runs:
         rows = []
@@ -93,7 +128,7 @@ def control_limits(runs: list[Run]) -> list[dict]:
             rows.append({"bytes": b, "n": st.n, "mean_us": 2 * st.mean_ns / 1e3,
                          "std_us": 2 * st.std_ns / 1e3, "lcl_us": 2 * st.lcl_ns / 1e3,
                          "ucl_us": 2 * st.ucl_ns / 1e3, "outside": st.outside_limits})
-        out.append({"run": r.label, "source": r.source, "sizes": rows})
+        out.append({"run": r.label, "source": r.source, "rule": LIMITS_RULE, "sizes": rows})
     return out
 
 
