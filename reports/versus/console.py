@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .compare import fmt_bytes
+from .stats import LIMITS_RULE
 from .units import sample_meaning
 
 
@@ -40,7 +41,8 @@ def format_summary(doc: dict) -> str:
                          "-" if s["normal"] is None else ("yes" if s["normal"] else "no"),
                          _f(s["bandwidth_MBps"], "{:.1f}"), payload_word(s.get("valid"))])
         parts.append(table(["bytes", "n", "median", "95% CI", "mean", "sd", "min", "p99",
-                            "out3s", "normal", "MB/s", "payload"], rows))
+                            "outside", "normal", "MB/s", "payload"], rows))
+        parts.append(f"   outside = samples outside the {run.get('control_limits_rule') or LIMITS_RULE}")
         inv = run.get("invalid_sizes") or {}
         if inv.get("bytes"):
             parts.append(f"   ! {inv['note']}")
@@ -95,6 +97,9 @@ def format_summary(doc: dict) -> str:
         parts.append("")
     for grp in doc.get("launch_spread", []):
         parts.append(f"== launch-to-launch spread: {grp['label']} (launches {grp['launches']})")
+        sc = grp.get("speed_classes")
+        if sc and sc.get("text"):
+            parts.append(f"   {sc['text']}")
         parts.append(format_launch_spread(grp["sizes"]))
         parts.append("")
     return "\n".join(parts)
@@ -179,9 +184,10 @@ def format_study(doc: dict) -> str:
     a = rs["across_runs"]
     parts.append("across runs (of the run means): " + ", ".join(f"{c} {_f(a[c])}" for c in
                                                                 ("mean", "median", "std", "stderr")))
-    parts.append("\n== control limits (mean ± 3 sigma of the samples, us)")
+    parts.append("\n== control limits (0.135th and 99.865th percentiles of the samples, us)")
     for run in doc["control_limits"]:
         parts.append(f"   {run['run']} ({run['source']})")
+        parts.append(f"   {run.get('rule') or LIMITS_RULE}")
         parts.append(table(["bytes", "n", "mean", "LCL", "UCL", "outside"],
                            [[str(s["bytes"]), str(s["n"]), _f(s["mean_us"]), _f(s["lcl_us"]),
                              _f(s["ucl_us"]), str(s["outside"])] for s in run["sizes"]]))

@@ -128,8 +128,10 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
 def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
                 transitions: list[dict], pdf_dir: Path | None = None,
                 time_label: str = "one-way latency") -> dict:
-    """One configuration: median with its CI band, mean ± 3 sigma control limits,
-    the fitted regimes and the detected transitions."""
+    """One configuration: median with its CI band, control limits (the samples'
+    0.135th and 99.865th percentiles, stats.LIMITS_RULE; a limit at or below 0
+    has no place on the log axis and is left out), the fitted regimes and the
+    detected transitions."""
     fig, ax = plt.subplots(figsize=(7.0, 3.4))
     x, pts = _series(sizes, "median_us")
     if x:
@@ -137,8 +139,8 @@ def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
                         [p["median_ci_us"][1] if p["median_ci_us"] else p["median_us"] for p in pts],
                         color=COLORS[0], alpha=0.25, lw=0, label="median 95 % CI")
         ax.plot(x, [p["median_us"] for p in pts], ".-", color=COLORS[0], ms=3, lw=1, label="median")
-        ax.plot(x, [p["ucl_us"] for p in pts], ":", color=COLORS[1], lw=1,
-                label="control limits (mean ± 3σ)")
+        ax.plot(x, [p["ucl_us"] if p["ucl_us"] > 0 else float("nan") for p in pts], ":", color=COLORS[1], lw=1,
+                label="control limits (0.135th, 99.865th percentile)")
         ax.plot(x, [p["lcl_us"] if p["lcl_us"] > 0 else float("nan") for p in pts], ":", color=COLORS[1], lw=1)
         bad = [p for p in pts if p.get("valid") is False]
         if bad:

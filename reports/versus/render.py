@@ -55,8 +55,10 @@ def sig(v, digits: int = 3) -> str:
 
 
 NO_LOWER_LIMIT = "none"
-NO_LOWER_LIMIT_NOTE = ("Control limits: 'none' where mean − 3σ falls below 0 µs: the samples are then far from "
-                       "normal (a long upper tail) and only the upper limit says something.")
+CONTROL_LIMITS_NOTE = ("Control limits: the 0.135th and 99.865th percentiles of the samples (order statistics; the "
+                       "share a normal sample leaves outside mean ± 3σ), not mean ± 3σ, which falls below 0 µs on "
+                       "times with a long upper tail; below 741 samples they are the smallest and largest sample "
+                       "and none lies outside.")
 
 
 NON_NEGATIVE = ("us", "bytes", "mbps")   # kinds no physical quantity takes below 0
@@ -87,12 +89,12 @@ def fmt_value(v, kind: str = "text") -> str:
             why = (note or "not determined").replace("not determined: ", "")
             return f"{fmt_value(val, base)} [CI not determined: {why}]"
         return f"{fmt_value(val, base)} [{fmt_value(lo, base)}, {fmt_value(hi, base)}]"
-    if kind == "limits":           # (mean, lower, upper) control limits of a time
-        if not isinstance(v, (list, tuple)) or not _finite(v[0]):
+    if kind == "limits":           # (lower, upper) control limits of a time
+        if not isinstance(v, (list, tuple)) or not _finite(v[0]) and not _finite(v[1]):
             return "–"
-        mean, lcl, ucl = v
-        lo_s = fmt_value(lcl, "us") if _finite(lcl) and lcl >= 0 else NO_LOWER_LIMIT
-        return f"{fmt_value(mean, 'us')} [{lo_s}, {fmt_value(ucl, 'us')}]"
+        lcl, ucl = v
+        lo_s = fmt_value(lcl, "us") if _finite(lcl) and lcl >= 0 else NO_LOWER_LIMIT   # a time is never below 0
+        return f"[{lo_s}, {fmt_value(ucl, 'us')}]"
     if v is None:
         return "–"
     if kind == "text":

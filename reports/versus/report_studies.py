@@ -201,7 +201,9 @@ def seed002(configs) -> dict:
                 for s in cl["sizes"]]
         tables.append(_table(f"seed002-{c.id}", f"{c.id}: time to receive and process two buffers",
                              [("size", "bytes"), ("samples", "int"), ("mean µs", "us"), ("sd µs", "us"),
-                              ("lower limit µs", "us"), ("upper limit µs", "us"), ("outside", "int")], rows))
+                              ("lower limit µs (0.135th percentile)", "us"),
+                              ("upper limit µs (99.865th percentile)", "us"), ("outside", "int")], rows,
+                             [f"Times are the recorded samples; {cl['rule']}."]))
     if len(configs) >= 2:
         for c in configs[1:]:
             cmp = compare_runs(c.runs, configs[0].runs, include_invalid=_included(c),

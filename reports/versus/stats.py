@@ -22,6 +22,10 @@ from .units import run_meaning
 CONFIDENCE = 0.95
 SHAPIRO_MAX = 5000
 LOCATION_Q = 0.25          # the low quantile that places change points (docs/analysis.md)
+LIMIT_Q = 0.00135          # control limits: the 0.135th and 99.865th percentiles (normal-equivalent of ±3σ)
+LIMITS_RULE = ("control limits: the 0.135th and 99.865th percentiles of the samples (order statistics, "
+               "the share a normal sample leaves outside mean ± 3σ); below 741 samples these are the "
+               "smallest and largest sample and none lies outside; never below 0")
 
 
 MEDIAN_SE_FACTOR = 1.2533     # sd of a normal sample's median is sqrt(pi/2) sd / sqrt(n)
@@ -50,7 +54,7 @@ class SizeStats:
     p5_ns: float
     p95_ns: float
     p99_ns: float
-    lcl_ns: float                   # control limits: mean ± 3 sigma
+    lcl_ns: float                   # control limits: 0.135th / 99.865th percentiles (LIMITS_RULE)
     ucl_ns: float
     outside_limits: int             # samples outside the control limits
     normality_test: str | None      # 'shapiro' or None when not testable
@@ -151,6 +155,16 @@ def sorted_percentiles(ow: np.ndarray, qs) -> tuple[float, ...]:
     return tuple(float(v) for v in ow[lo] + (ow[hi] - ow[lo]) * frac)
 
 
+def control_limits_sorted(ow: np.ndarray) -> tuple[float, float]:
+    """Control limits of an ascending sample: its LIMIT_Q and 1 - LIMIT_Q quantiles
+    as order statistics (the k-th smallest and k-th largest sample, k = floor(n q) + 1),
+    never interpolated past the data.  Not mean ± 3σ: on timing data with a long upper
+    tail that puts the lower limit below 0 (seed 002: -10,014 us).  A sample of
+    times is never negative, so neither are these."""
+    k = int(np.floor(ow.size * LIMIT_Q))
+    return float(ow[k]), float(ow[ow.size - 1 - k])
+
+
 def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
                    divisor: float = 2.0, bytes_factor: float = 1.0) -> SizeStats:
     """Statistics of one size from its samples (ns).  Each sample / divisor is
@@ -172,7 +186,7 @@ def summarise_sorted(nbytes: int, ow: np.ndarray, batch: int = 1,
     mean = float(ow.mean())
     std = float(ow.std(ddof=1)) if n > 1 else 0.0
     p5, q25, med, p95, p99 = sorted_percentiles(ow, (5, 100 * LOCATION_Q, 50, 95, 99))
-    lcl, ucl = mean - 3 * std, mean + 3 * std
+    lcl, ucl = control_limits_sorted(ow)
     outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
     test, p = normality(ow)
     mean_rtt = divisor * mean

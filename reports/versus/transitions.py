@@ -319,7 +319,7 @@ def _staircase(trans: list[Transition], members: list[int], idx: np.ndarray, per
             t = float(sps.t.ppf(0.975, len(p) - 2))
             cell = float(np.median(hi - lo))           # a position is known only to its gap
             hw = max(t * se, cell / max(idx[-1], 1))
-            ci = [float(per - hw), float(per + hw)]
+            ci = [float(per - hw), float(per + hw)] if per - hw > 0 else None   # a period below 0 B: no interval
     if page is not None:
         per = float(page)
     heights = [trans[m].jump_us for m in members]

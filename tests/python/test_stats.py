@@ -17,12 +17,13 @@ def test_one_way_is_half_the_round_trip_and_bandwidth_is_bytes_over_mean_time():
     assert st.bandwidth_MBps < np.mean(1000 / (rtt / 2) * 1e3)
 
 
-def test_control_limits_count_samples_beyond_three_sigma():
-    x = np.full(1000, 2000, dtype=np.int64)
-    x[:3] = 20000
+def test_control_limits_are_percentiles_and_count_the_samples_beyond_them():
+    x = np.arange(1000, 3000, dtype=np.int64)           # 2000 samples: k = floor(2000 * 0.00135) = 2
+    x[-3:] = 20000
     st = summarise_size(8, x)
-    assert st.lcl_ns == pytest.approx(st.mean_ns - 3 * st.std_ns)
-    assert st.outside_limits == 3
+    ow = np.sort(x) / 2
+    assert (st.lcl_ns, st.ucl_ns) == (ow[2], ow[-3]) == (501, 10000)
+    assert st.outside_limits == 2                      # two below; the three stalls are the limit itself
 
 
 def test_percentiles_std_and_stderr_match_numpy():
