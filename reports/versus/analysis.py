@@ -14,7 +14,7 @@ from .load import Run, group_launches
 from .stats import LIMITS_RULE, LOCATION_Q, SizeStats, summarise_run
 from .speedclass import speed_classes
 from .transitions import (Staircase, Transition, attribute, attribute_copy, classify, explain_staircases, find_staircases,
-                          label_rest, replicate_curves, reported_only, targeted_steps,
+                          label_rest, left_out_summary, replicate_curves, reported_only, targeted_steps,
                           threshold_notes)
 from .compare import launch_spread
 from .launches import count_launches, launch_key
@@ -37,6 +37,7 @@ class Analysis:
     invalid_included: bool = False                             # ... and were fitted anyway
     boundaries_found: int = 0      # boundaries the segmented search placed; the regimes are cut only
                                    # at the reported transitions (the others merged, fit.with_boundaries)
+    left_out: dict = field(default_factory=dict)   # what reported_only left out (transitions.left_out_summary)
 
     def to_dict(self) -> dict:
         """The JSON face (computed once: an analysis does not change once made; callers read it)."""
@@ -79,6 +80,7 @@ class Analysis:
                 "min_bytes": int(self.fit.x[0]) if self.fit.x.size else None},
             "regimes": [g.summary() for g in self.fit.regimes] if self.fit else [],
             "transitions": [_transition_json(x) for x in self.transitions],
+            "transitions_left_out": self.left_out,
             "staircases": [s.to_dict() for s in self.staircases],
             "unmatched_thresholds": self.unmatched_thresholds,
             "bandwidth": self.bandwidth(),
@@ -187,6 +189,7 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     unmatched = attribute(trans, run.thresholds, notes=threshold_notes(run.transport.get("attrs") or {}))
     found = targeted_steps(fit, reps, trans, run.thresholds)
     unmatched = [u for u in unmatched if u["configured_bytes"] not in found]
+    classified = list(trans)
     trans = reported_only(trans)
     attribute_copy(trans, run.copy_thresholds)
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
@@ -197,6 +200,7 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     fit = with_boundaries(fit, [t.before_bytes for t in trans])
     a = Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
     a.boundaries_found = found
+    a.left_out = left_out_summary(classified, trans)
     return a
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .compare import fmt_bytes
 from .stats import LIMITS_RULE
+from .transitions import jump_words, staircase_sentence
 from .units import sample_meaning
 
 
@@ -85,13 +86,11 @@ def format_summary(doc: dict) -> str:
         if run["transitions"]:
             parts.append("   transitions:")
             for tr in run["transitions"]:
-                parts.append(f"   - {tr['kind']:5s} at {tr['bytes']} B: {tr['label']}")
+                parts.append(f"   - {tr['kind']:5s} at {tr['bytes']} B ({jump_words(tr)}): {tr['label']}")
         for sc in run["staircases"]:
-            ci = sc["period_ci_bytes"]
-            parts.append(f"   staircase: period {sc['period_bytes']:.0f} B"
-                         + (" (the page size)" if sc.get("page_bytes") else "")
-                         + (f", consistent with [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "")
-                         + f", {sc['steps']} steps of {sc['step_height_us']:.3f} us from {sc['first_bytes']} B")
+            parts.append(f"   {staircase_sentence(sc)}")
+        if (run.get("transitions_left_out") or {}).get("text"):
+            parts.append(f"   {run['transitions_left_out']['text']}")
         for th in run["unmatched_thresholds"]:
             parts.append(f"   threshold {th['name']} = {th['configured_bytes']} B: no transition detected there")
         parts.append("")

@@ -30,6 +30,7 @@ from .report_methods import methods_section
 from .report_studies import study_section
 from .speedclass import speed_classes
 from .stats import SizeStats
+from .transitions import jump_words, staircase_sentence
 from .console import validation_words
 from .render import CONTROL_LIMITS_NOTE, ci_cell
 from .units import run_meaning
@@ -364,8 +365,12 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             "comparisons": group_comparisons(members, pairs, include_invalid),
             "details": [{"id": c.id, "status": c.pooled.status, "warnings": c.pooled.warnings,
                          "table": detail_table(c), "regimes": regime_table(c),
-                         "transitions": [t.to_dict() for t in c.analysis.transitions] if c.analysis else [],
+                         "transitions": [dict(t.to_dict(), jump_words=jump_words(t.to_dict()))
+                                         for t in c.analysis.transitions] if c.analysis else [],
                          "unmatched": c.analysis.unmatched_thresholds if c.analysis else [],
+                         "staircases": [staircase_sentence(sc.to_dict()) for sc in c.analysis.staircases]
+                         if c.analysis else [],
+                         "left_out": (c.analysis.left_out or {}).get("text") if c.analysis else None,
                          "spread": launch_spread(c.runs) if len(c.runs) > 1 else [],
                          "speed_classes": (speed_classes(c.runs) or {}).get("text"),
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -72,10 +73,16 @@ class Transition:
     noise_rel: float | None = None   # the curve's relative scatter about its neighbours
     settles: str | None = None       # a bend just after a matched threshold's switch, named for it
     stands_out: bool | None = None   # the replicate test's verdict (None: no replicates)
+    jump_ci_us: list[float] | None = None   # 95 % interval of the jump (step_interval)
+    test_level: float | None = None  # without replicates: the level between_sizes_p is held to (boundary_level)
+    window_sizes: int | None = None  # ... and the sizes each side of the gap it compared
+    evidence: str | None = None      # why a boundary no threshold names is reported, or why not (reported_only)
+    lattice_index: int | None = None # its step number on the sweep's dominant period (dominant_lattice)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         del d["settles"]            # said in the label
+        del d["lattice_index"]      # said by its staircase
         return d
 
 
@@ -96,6 +103,21 @@ class Staircase:
         if d["meaning"] is None:
             del d["meaning"]
         return d
+
+
+def jump_words(t: dict) -> str:
+    """A transition's jump (Transition.to_dict()) with its 95 % interval, in us one way."""
+    ci = t.get("jump_ci_us")
+    return f"{t['jump_us']:+.3f} us" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+
+
+def staircase_sentence(sc: dict) -> str:
+    """A staircase (Staircase.to_dict()) in words: period, its interval, steps, height, where."""
+    ci = sc.get("period_ci_bytes")
+    return (f"staircase: period {sc['period_bytes']:.0f} B" + (" (the page size)" if sc.get("page_bytes") else "")
+            + (f", consistent with [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "")
+            + f", {sc['steps']} steps of {sc['step_height_us']:.3f} us from {sc['first_bytes']} to {sc['last_bytes']} B"
+            + (f": {sc['meaning']}" if sc.get("meaning") else ""))
 
 
 def explain_staircases(staircases: list[Staircase], attrs: dict) -> None:
@@ -133,15 +155,84 @@ def _theil_sen(x: np.ndarray, y: np.ndarray) -> float:
 
 
 EDGE_SIZES = 5             # sizes each side of a gap that measure a step's height per replicate
+MAX_EDGE_SIZES = 12        # the widest window a one-visit sweep's step test takes (window_for)
+# Boundaries of a one-visit sweep that may stand out by chance, expected per sweep: each of m
+# boundaries is tested at REPLICATE_ALPHA or at this over m, whichever is smaller (boundary_level).
+# Up to 10 boundaries the level stays 1 %; a 10,000-size sweep on a host with speed classes gets
+# dozens, and at 1 % each a few of them stood out by chance alone.
+FALSE_BOUNDARY_BUDGET = 0.1
 
 
-def _edge_levels(x: np.ndarray, y: np.ndarray, A, B) -> tuple[np.ndarray, np.ndarray]:
-    """The last EDGE_SIZES values of regime A and the first of B in curve y, each
+def boundary_level(boundaries: int) -> float:
+    """The level each boundary of a one-visit sweep is tested at: REPLICATE_ALPHA, or
+    FALSE_BOUNDARY_BUDGET / boundaries when that is smaller (Bonferroni over the boundaries
+    the segmentation placed, so that the expected number reported by chance stays under
+    FALSE_BOUNDARY_BUDGET however many it placed)."""
+    return min(REPLICATE_ALPHA, FALSE_BOUNDARY_BUDGET / max(boundaries, 1))
+
+
+def window_for(level: float) -> int:
+    """The fewest sizes each side of a gap, at least EDGE_SIZES (at most MAX_EDGE_SIZES), with
+    which the exact Mann-Whitney test can reach `level` at all: with w a side its smallest
+    two-sided p is 2 / C(2w, w) (0.0079 with 5, 0.0022 with 6, 0.00058 with 7)."""
+    w = EDGE_SIZES
+    while w < MAX_EDGE_SIZES and 2.0 / math.comb(2 * w, w) >= level:
+        w += 1
+    return w
+
+
+def _edge_levels(x: np.ndarray, y: np.ndarray, A, B, w: int = EDGE_SIZES) -> tuple[np.ndarray, np.ndarray]:
+    """The last w (EDGE_SIZES) values of regime A and the first of B in curve y, each
     moved along its regime's fitted slope to the gap's middle."""
     xm = 0.5 * (x[A.last] + x[B.first])
-    ia = np.arange(max(A.first, A.last - EDGE_SIZES + 1), A.last + 1)
-    ib = np.arange(B.first, min(B.last, B.first + EDGE_SIZES - 1) + 1)
+    ia = np.arange(max(A.first, A.last - w + 1), A.last + 1)
+    ib = np.arange(B.first, min(B.last, B.first + w - 1) + 1)
     return y[ia] - A.r_ns_per_byte * (x[ia] - xm), y[ib] - B.r_ns_per_byte * (x[ib] - xm)
+
+
+@lru_cache(maxsize=None)
+def _mw_null_cdf(n1: int, n2: int) -> np.ndarray:
+    """P(U <= u), u = 0 .. n1 n2, for the Mann-Whitney U of n1 against n2 values under the
+    null, exactly: the counts of U are the coefficients of the Gaussian binomial
+    [n1 + n2 choose n1] (the largest value comes from one sample or the other)."""
+    prev = [np.ones(1)] * (n2 + 1)           # i = 0 values of the first sample
+    for i in range(1, n1 + 1):
+        row = [np.ones(1)]
+        for j in range(1, n2 + 1):
+            out = np.zeros(i * j + 1)
+            out[j:j + prev[j].size] += prev[j]    # the largest is the first sample's: above all j
+            out[:row[j - 1].size] += row[j - 1]   # ... or the second's
+            row.append(out)
+        prev = row
+    return np.cumsum(prev[n2]) / math.comb(n1 + n2, n1)
+
+
+def _mw_lower_count(n1: int, n2: int, tail: float = 0.025) -> int:
+    """The largest c with P(U <= c) <= tail under the null (_mw_null_cdf), or -1 when even
+    U = 0 is more likely than that."""
+    return int(np.searchsorted(_mw_null_cdf(n1, n2), tail, side="right")) - 1
+
+
+def _mw_exact_p(b: np.ndarray, a: np.ndarray) -> float:
+    """The exact two-sided Mann-Whitney p of b against a (ties count a half): scipy's
+    mannwhitneyu(b, a, method="exact"), from the cached null distribution."""
+    u = float((b[:, None] > a[None, :]).sum() + 0.5 * (b[:, None] == a[None, :]).sum())
+    cdf = _mw_null_cdf(b.size, a.size)
+    low = min(u, b.size * a.size - u)
+    return float(min(1.0, 2.0 * cdf[int(math.floor(low))]))
+
+
+def step_interval(x: np.ndarray, y: np.ndarray, A, B, w: int = EDGE_SIZES) -> list[float] | None:
+    """The 95 % interval (ns) of a step between the last w sizes of A and the first w of B (each
+    moved along its regime's line to the gap), the Mann-Whitney test's own interval: the
+    order statistics c + 1 and n1 n2 - c of the n1 n2 differences after - before, c the test's
+    2.5 % critical count (the Hodges-Lehmann interval).  None with too few sizes for one."""
+    ra, rb = _edge_levels(x, y, A, B, w)
+    c = _mw_lower_count(ra.size, rb.size)
+    if c < 0:
+        return None
+    d = np.sort((rb[:, None] - ra[None, :]).ravel())
+    return [float(d[c]), float(d[d.size - 1 - c])]
 
 
 def replicate_test(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> float:
@@ -157,6 +248,14 @@ def replicate_effect(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> tuple[
     replicate over half the span of both.  Medians, because one visit of a size
     that a burst of foreign load covered sits milliseconds high.  The statistic is
     the median effect over its standard error from the MAD (1.4826 MAD / sqrt K)."""
+    centre, se = _replicate_centre_se(x, reps, A, B, kind)
+    if se == 0:
+        return centre, (math.copysign(math.inf, centre) if centre != 0 else 0.0)
+    return centre, centre / se
+
+
+def _replicate_centre_se(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> tuple[float, float]:
+    """The median effect over the replicates (replicate_effect) and its robust standard error."""
     eff = []
     if kind == "step":
         for y in reps:
@@ -170,26 +269,24 @@ def replicate_effect(x: np.ndarray, reps: np.ndarray, A, B, kind: str) -> tuple[
     eff = np.array(eff, dtype=np.float64)
     centre = float(np.median(eff))
     scale = 1.4826 * float(np.median(np.abs(eff - centre)))
-    if scale == 0:
-        return centre, (math.copysign(math.inf, centre) if centre != 0 else 0.0)
-    return centre, centre / (scale / math.sqrt(eff.size))
+    return centre, scale / math.sqrt(eff.size)
 
 
-def between_sizes_test(x: np.ndarray, y: np.ndarray, A, B, kind: str) -> float:
+def between_sizes_test(x: np.ndarray, y: np.ndarray, A, B, kind: str, w: int = EDGE_SIZES) -> float:
     """The two-sided p-value of a boundary's effect when the sweep has no replicates
     (each size visited once or twice): each size is one visit, so the scatter between
     neighbouring sizes is the noise.  A step: the exact Mann-Whitney test of the last
-    EDGE_SIZES sizes of A against the first of B, each moved along its regime's line
-    to the gap's middle (with 5 a side it says "stands out" only when every size after
-    the gap lies beyond every size before it: p = 2/252).  A slope change: t of the
+    w (EDGE_SIZES) sizes of A against the first w of B, each moved along its regime's line
+    to the gap's middle (with 5 a side it says "stands out" at 1 % only when every size
+    after the gap lies beyond every size before it: p = 2/252).  A slope change: t of the
     difference of the two regimes' least-squares slopes, each with its standard error
     from its own sizes' scatter about its line, widened for the lag-1 autocorrelation
     of that scatter (and the degrees of freedom cut to the independent sizes); a
     regime of fewer than 4 sizes cannot show a slope change."""
     from scipy import stats as sps
     if kind == "step":
-        ra, rb = _edge_levels(x, y, A, B)
-        return float(sps.mannwhitneyu(rb, ra, alternative="two-sided", method="exact").pvalue)
+        ra, rb = _edge_levels(x, y, A, B, w)
+        return _mw_exact_p(rb, ra)
     fits = []
     for R in (A, B):
         xr, yr = x[R.first:R.last + 1], y[R.first:R.last + 1]
@@ -221,10 +318,16 @@ def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None
     replicates of that curve (replicate_curves), each says whether its effect
     stands above the replicates' noise (stands_out; reported_only keeps those);
     without them, when test_noise, whether it stands above the scatter between
-    sizes (between_sizes_test)."""
+    sizes (between_sizes_test), each of the m boundaries at boundary_level(m) with
+    the window that level needs (window_for).  Each step's jump gets a 95 %
+    interval (jump_ci_us): from the replicates (the median effect's robust
+    standard error, Student's t), else from the sizes each side (step_interval),
+    else, and for slope changes, from the two lines' prediction errors."""
     out = []
     fit = fit.locator
     x, sigma = fit.x, fit.sigma
+    alpha = boundary_level(len(fit.regimes) - 1)
+    window = window_for(alpha)
     for A, B in zip(fit.regimes[:-1], fit.regimes[1:]):
         xa, xb = float(x[A.last]), float(x[B.first])
         xm = 0.5 * (xa + xb)
@@ -253,13 +356,24 @@ def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None
         effect = jump if kind == "step" else dr * 0.5 * (float(x[B.last]) - float(x[A.first]))
         tr.effect_rel = effect / level
         tr.noise_rel = fit.rel_noise
+        z95 = 1.959963984540054
+        ci = [(jump - z95 * pred_se) / 1e3, (jump + z95 * pred_se) / 1e3]
         if replicates is not None and len(replicates[0]) >= MIN_REPLICATES:
             reps = replicates[0]
             tr.replicate_t, tr.replicates = replicate_test(x, reps, A, B, kind), len(reps)
             tr.stands_out = abs(tr.replicate_t) > t_critical(len(reps))
+            if kind == "step":
+                centre, se = _replicate_centre_se(x, reps, A, B, kind)
+                half = float(scipy_stats.t.ppf(0.975, len(reps) - 1)) * se
+                ci = [(centre - half) / 1e3, (centre + half) / 1e3]
         elif test_noise:
-            tr.between_sizes_p = between_sizes_test(x, fit.y, A, B, kind)
-            tr.stands_out = tr.between_sizes_p < REPLICATE_ALPHA
+            tr.between_sizes_p = between_sizes_test(x, fit.y, A, B, kind, window)
+            tr.test_level, tr.window_sizes = alpha, (window if kind == "step" else None)
+            tr.stands_out = tr.between_sizes_p < alpha
+            if kind == "step":
+                sized = step_interval(x, fit.y, A, B, window)
+                ci = [v / 1e3 for v in sized] if sized is not None else ci
+        tr.jump_ci_us = ci
         out.append(tr)
     return out
 
@@ -346,6 +460,13 @@ def find_staircases(trans: list[Transition], min_steps: int = 3,
             found.append(_staircase(trans, members, np.array([k for _, k in paged], dtype=np.float64),
                                     page_bytes, page=page_bytes))
             steps = [i for i in steps if i not in members]
+    # the sweep's dominant period (reported_only marked its steps): one staircase
+    lattice = [i for i in steps if trans[i].lattice_index is not None]
+    if len(lattice) >= min_steps:
+        idx = np.array([trans[i].lattice_index for i in lattice], dtype=np.float64)
+        per = float((trans[lattice[-1]].bytes - trans[lattice[0]].bytes) / max(idx[-1] - idx[0], 1.0))
+        found.append(_staircase(trans, lattice, idx - idx[0], per))
+        steps = [i for i in steps if i not in lattice]
     if len(steps) < min_steps:
         return _number(trans, found)
     pos = np.array([trans[i].bytes for i in steps], dtype=np.float64)
@@ -424,11 +545,184 @@ def _number(trans: list[Transition], found: list[Staircase]) -> list[Staircase]:
     return found
 
 
+LATTICE_ALPHA = 0.01       # a period among a one-visit sweep's rising steps: chance p, Bonferroni over the tries
+LATTICE_NEXT = 8           # periods tried: the distance from each rising step to each of the next 8 ...
+LATTICE_MULTIPLES = 3      # ... over 1, 2 or 3 (steps the segmentation missed between them)
+
+
+@dataclass
+class Lattice:
+    """The dominant period among a sweep's rising steps (dominant_lattice)."""
+    period_bytes: float
+    offset_bytes: float
+    members: dict[int, int]    # index into the transitions -> step number on the lattice
+    p: float                   # chance p of that many steps on one lattice, times the lattices tried
+    candidates: int            # rising steps looked at
+
+
+def _on_lattice(lo: np.ndarray, hi: np.ndarray, slack: np.ndarray, phi: float, period: float,
+                kmax: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+    """Which gaps (lo - slack, hi + slack] hold a point phi + k * period (|k| <= kmax), and k."""
+    k = np.round((hi - phi) / period)
+    t = phi + k * period
+    return (t > lo - slack) & (t <= hi + slack) & (np.abs(k) <= kmax), k
+
+
+def dominant_lattice(trans: list[Transition], cand: list[int], min_steps: int = 3) -> Lattice | None:
+    """The one period that puts the most of the rising steps trans[cand] on a lattice
+    phi + k * period, if chance cannot explain that many: a packet or page staircase
+    is one period over the whole sweep, and a host's level shifts are no period at all.
+    A step is on the lattice when a lattice point lies in its gap (after_bytes,
+    before_bytes] widened by the gap's width each side (noise moves a boundary by a
+    size).  Periods tried: the distance from each step to each of the next LATTICE_NEXT
+    over 1 to LATTICE_MULTIPLES; each is refined by least squares on the steps near its
+    pair, then on all its steps.  Chance: n - 2 other steps each land on a lattice with
+    probability q (their widened gaps over the period), so p = P(Binomial(n - 2, q) >=
+    hits - 2), times the number of lattices tried (Bonferroni), must be under
+    LATTICE_ALPHA; of the lattices that pass, the one with the smallest p (a half
+    period doubles q for the same steps, a double period halves the steps)."""
+    n = len(cand)
+    if n < min_steps:
+        return None
+    lo = np.array([trans[i].after_bytes for i in cand], dtype=np.float64)
+    hi = np.array([trans[i].before_bytes for i in cand], dtype=np.float64)
+    width = np.maximum(hi - lo, 1.0)
+    span = hi[-1] - lo[0]
+    tried = 0
+    results, found = [], []
+    for a in range(n):
+        for b in range(a + 1, min(n, a + 1 + LATTICE_NEXT)):
+            for d in range(1, LATTICE_MULTIPLES + 1):
+                period = (hi[b] - hi[a]) / d
+                if period <= 4 * max(width[a], width[b]) or period * (min_steps - 1) > span:
+                    continue
+                tried += 1
+                # a pair on a lattice already found, at its period: the same lattice again
+                if any(hit_s[a] and hit_s[b] and abs(period - per_s) <= (width[a] + width[b]) / d
+                       for per_s, hit_s in found):
+                    continue
+                phi = hi[a]
+                hit, k = _on_lattice(lo, hi, width + (width[a] + width[b]) / d * np.abs(np.round((hi - phi) / period)),
+                                     phi, period, kmax=2 * LATTICE_MULTIPLES)
+                for _ in range(2):       # refine on the steps found, then take every step on it
+                    kh = k[hit]
+                    if kh.size < 2 or kh[0] == kh[-1]:
+                        break
+                    mid = 0.5 * (lo[hit] + hi[hit])
+                    kc = kh - kh.mean()
+                    per_new = float(kc @ (mid - mid.mean()) / (kc @ kc))     # least squares: mid = phi + k P
+                    if per_new <= 0:
+                        break
+                    phi, period = float(mid.mean() - per_new * kh.mean()), per_new
+                    hit, k = _on_lattice(lo, hi, width, phi, period)
+                h = int(hit.sum())
+                if h < min_steps or np.any(np.diff(k[hit]) == 0):       # two steps on one lattice point
+                    continue
+                q = float(np.mean(np.minimum(3 * width / period, 1.0)))
+                results.append((h, q, period, phi, hit, k))
+                found.append((period, hit))
+    if not results:
+        return None
+    hs = np.array([r[0] for r in results], dtype=np.float64)
+    qs = np.array([r[1] for r in results], dtype=np.float64)
+    ps = scipy_stats.binom.sf(hs - 3, n - 2, qs) * tried
+    j = int(np.argmin(ps))
+    if ps[j] >= LATTICE_ALPHA:
+        return None
+    h, q, period, phi, hit, k = results[j]
+    members = {cand[i]: int(k[i]) for i in np.flatnonzero(hit)}
+    return Lattice(float(period), float(phi), members, float(ps[j]), n)
+
+
+def _log_height(t: Transition) -> float:
+    """A step's height as the log of the levels' ratio: a level shift of the whole curve by a
+    factor f and its return are then equal and opposite (+log f, -log f)."""
+    e = t.effect_rel if t.effect_rel is not None else 0.0
+    return math.log1p(e) if e > -1 else -math.inf
+
+
 def reported_only(trans: list[Transition]) -> list[Transition]:
     """The transitions worth reporting: those a configured threshold explains (the
     library says it switches there: the fit's own test is evidence enough), and
-    the others only when they stand above the replicates' noise."""
+    the others only when they stand above the replicates' noise.
+
+    Without replicates (a one-visit sweep, between_sizes_p), the noise that matters
+    is the host's own level shifts: a slow phase moves a run of neighbouring sizes
+    together, up where it starts and down where it ends, and each end stands out of
+    the sizes' scatter like a step.  So two rules decide among the steps no threshold
+    names:
+    - periodic: the rising steps on the sweep's dominant period (dominant_lattice)
+      are reported as one staircase, however small each step;
+    - larger than the shifts the other way: any other step stands out only when its
+      height (log ratio of the levels, _log_height) exceeds the largest step the
+      other way that stands out too, by STEP_NOISE_SIGMAS times the curve's relative
+      scatter.  Level shifts come both ways, and a transport's switches rise (a step
+      down is rare: FASTER_ABOVE), so the steps down say how large the host's shifts
+      get.
+    Each boundary left out says why (evidence); left_out_summary counts them."""
+    one_visit = [i for i, t in enumerate(trans) if t.between_sizes_p is not None and not (t.threshold or t.settles)]
+    for i in one_visit:
+        if trans[i].stands_out is False:
+            trans[i].evidence = "within the sizes' scatter"
+    rising = [i for i in one_visit if trans[i].kind == "step" and trans[i].jump_us > 0]
+    lat = dominant_lattice(trans, rising)
+    if lat is not None:
+        base = min(lat.members.values())
+        for i, k in lat.members.items():
+            t = trans[i]
+            t.lattice_index, t.stands_out = k - base, True
+            t.evidence = (f"on the sweep's period of {lat.period_bytes:.0f} B ({len(lat.members)} of "
+                          f"{lat.candidates} rising steps; chance p {lat.p:.1g})")
+    shifts = [i for i in one_visit if trans[i].kind == "step" and trans[i].stands_out
+              and trans[i].lattice_index is None]
+    ups = [i for i in shifts if trans[i].jump_us > 0]
+    downs = [i for i in shifts if trans[i].jump_us < 0]
+    top_up = max((_log_height(trans[i]) for i in ups), default=None)
+    top_down = max((-_log_height(trans[i]) for i in downs), default=None)
+    for mine, other, word in ((ups, top_down, "down"), (downs, top_up, "up")):
+        if other is None:
+            continue
+        for i in mine:
+            t = trans[i]
+            margin = STEP_NOISE_SIGMAS * (t.noise_rel or 0.0)
+            if abs(_log_height(t)) <= other + margin:
+                t.stands_out = False
+                t.evidence = (f"no larger than the host's level shifts the other way (a step {word} of up to "
+                              f"a factor {math.exp(other):.3f}, plus {STEP_NOISE_SIGMAS:g} times the scatter)")
+            else:
+                t.evidence = f"larger than every level shift the other way (a step {word} of up to a factor {math.exp(other):.3f})"
     return [t for t in trans if t.threshold or t.settles or t.stands_out is not False]
+
+
+def left_out_summary(classified: list[Transition], reported: list[Transition]) -> dict:
+    """How much reported_only left out of the transitions classified (the segmentation's
+    boundaries and any tested at a configured value): counts by reason, the largest level
+    shift the host made (a factor), and a sentence for a reader."""
+    kept = {id(t) for t in reported}
+    gone = [t for t in classified if id(t) not in kept]
+    reasons: dict[str, int] = {}
+    for t in gone:
+        why = t.evidence or ("within the replicates' noise" if t.replicate_t is not None else "not tested")
+        why = why.split(" (")[0]
+        reasons[why] = reasons.get(why, 0) + 1
+    shifts = [abs(_log_height(t)) for t in classified
+              if t.kind == "step" and t.between_sizes_p is not None and t.stands_out is not None
+              and t.evidence is not None and "level shift" in t.evidence]
+    factor = math.exp(max(shifts)) if shifts else None
+    tested = [t for t in classified if t.test_level is not None]
+    text = ""
+    if gone:
+        parts = [f"{n} {why}" + (f" (up to a factor {factor:.3f})" if factor is not None and "level shift" in why
+                                 else "")
+                 for why, n in sorted(reasons.items(), key=lambda kv: -kv[1])]
+        text = (f"{len(reported)} transition{'s' if len(reported) != 1 else ''} reported of {len(classified)} "
+                f"boundaries; {len(gone)} left out: " + "; ".join(parts))
+        if tested:
+            t0 = tested[0]
+            text += (f"; each boundary tested at p < {t0.test_level:.2g}"
+                     + (f", {t0.window_sizes} sizes each side" if t0.window_sizes else ""))
+    return {"classified": len(classified), "reported": len(reported), "n_not_reported": len(gone),
+            "reasons": reasons, "level_shift_factor": factor, "text": text}
 
 
 def threshold_candidates(thresholds: dict[str, int]) -> list[tuple[int, list[str]]]:
