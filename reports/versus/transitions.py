@@ -20,6 +20,14 @@ switch a few dozen to a few hundred bytes before its configured limit) to 5 %
 above it; thresholds of one value are one candidate naming all of them; a
 step down is never given a threshold's name.  Staircases are looked for among
 the steps no threshold explains.
+
+Without replicates (each size visited once) the sizes are the units: each of m
+boundaries is tested at min(1 %, 0.1 / m) with a window as wide as that level
+needs (boundary_level, window_for), and reported_only sorts the steps no
+threshold names: the rising steps on the sweep's one dominant period are a
+staircase (dominant_lattice), and any other step must be larger than every
+level shift the other way (a host's slow phase starts with a step up and ends
+with a step down of the same factor).  left_out_summary counts what was left out.
 """
 from __future__ import annotations
 
