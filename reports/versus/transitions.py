@@ -116,7 +116,12 @@ class Staircase:
 def jump_words(t: dict) -> str:
     """A transition's jump (Transition.to_dict()) with its 95 % interval, in us one way."""
     ci = t.get("jump_ci_us")
-    return f"{t['jump_us']:+.3f} us" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+    if not ci:
+        return f"{t['jump_us']:+.3f} us"
+    # a jump is a signed difference, so its interval is written as one ("from a to b"), as
+    # the comparisons' effects are; one that includes 0 does not tell the jump's sign
+    sure = "" if ci[0] > 0 or ci[1] < 0 else ": its size is not determined"
+    return f"{t['jump_us']:+.3f} us (95 % CI from {ci[0]:+.3f} to {ci[1]:+.3f} us{sure})"
 
 
 def staircase_sentence(sc: dict) -> str:
