@@ -674,7 +674,8 @@ def reported_only(trans: list[Transition]) -> list[Transition]:
     the sizes' scatter like a step.  So two rules decide among the steps no threshold
     names:
     - periodic: the rising steps on the sweep's dominant period (dominant_lattice)
-      are reported as one staircase, however small each step;
+      are reported as one staircase, however small each step (this rule also
+      holds with replicates);
     - larger than the shifts the other way: any other step stands out only when its
       height (log ratio of the levels, _log_height) exceeds the largest step the
       other way that stands out too, by STEP_NOISE_SIGMAS times the curve's relative
@@ -686,7 +687,12 @@ def reported_only(trans: list[Transition]) -> list[Transition]:
     for i in one_visit:
         if trans[i].stands_out is False:
             trans[i].evidence = "within the sizes' scatter"
-    rising = [i for i in one_visit if trans[i].kind == "step" and trans[i].jump_us > 0]
+    # the dominant period is looked for among every tested rising step, with replicates too
+    # (a staircase's small steps may each miss the Bonferroni level of a sweep of many
+    # boundaries, and stand out together on their grid)
+    tested = one_visit + [i for i, t in enumerate(trans) if t.replicate_t is not None and t.between_sizes_p is None
+                          and not (t.threshold or t.settles)]
+    rising = [i for i in tested if trans[i].kind == "step" and trans[i].jump_us > 0]
     lat = dominant_lattice(trans, rising)
     if lat is not None:
         base = min(lat.members.values())
