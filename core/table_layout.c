@@ -73,11 +73,3 @@ double vs_series_min(const int64_t *v, long n)
             m = (double)v[i];
     return m;
 }
-
-double vs_series_sum(const int64_t *v, long n)
-{
-    double s = 0;
-    for (long i = 0; i < n; i++)
-        s += (double)v[i];
-    return s;
-}

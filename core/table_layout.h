@@ -25,6 +25,5 @@ void vs_table_layout_print(const vs_table_t *t, FILE *out, const char *title);
 /* Median of n values, leaving v untouched; 0 when n <= 0. */
 double vs_series_median(const int64_t *v, long n);
 double vs_series_min(const int64_t *v, long n);
-double vs_series_sum(const int64_t *v, long n);
 
 #endif

@@ -117,16 +117,11 @@ class Analysis:
             note = (f"not determined: the largest size measured ({largest.bytes} B) reaches "
                     f"{(reached or 0) * 100:.0f} % of the fitted {fitted:.4g} MB/s, which lies beyond what "
                     "was measured")
-        if determined and ratio is not None and ratio >= PEAK_AGREEMENT:
-            headline, which = fitted, "fitted asymptotic bandwidth (1/r of the last regime)"
-        elif sustained is not None and peak[0] and sustained < BURST_RATIO * peak[0]:
-            headline, which = sustained, "bandwidth at the largest size (the peak is a burst)"
-        else:
-            headline, which = peak[0], "peak measured bandwidth (bytes over the median time, best size)"
+        headline, which = headline_bandwidth(fitted, peak[0], sustained)
         return {"asymptotic_MBps": fitted,
                 "asymptotic_determined": determined if fitted else None,
                 "asymptotic_note": note,
-                "headline_MBps": headline, "headline": which if headline is not None else None,
+                "headline_MBps": headline, "headline": which,
                 "asymptotic_lower_quartile_MBps": (1e3 / loc.r_ns_per_byte
                                                    if loc is not None and loc.r_ns_per_byte > 0 else None),
                 "asymptotic_ci_MBps": last["bandwidth_ci_MBps"] if last else None,
@@ -136,6 +131,22 @@ class Analysis:
                 "peak_is_burst": None if sustained is None or not peak[0] else bool(sustained < BURST_RATIO * peak[0]),
                 "asymptotic_over_peak": ratio,
                 "agrees": None if ratio is None else bool(ratio >= PEAK_AGREEMENT)}
+
+
+def headline_bandwidth(fitted: float | None, peak: float | None,
+                       largest: float | None) -> tuple[float | None, str | None]:
+    """The one bandwidth a table quotes for a curve, and which it is: the fitted
+    asymptote (1/r of the last regime) when the largest size reaches at least
+    ASYMPTOTE_REACHED of it and it agrees with the measured peak (PEAK_AGREEMENT);
+    else the bandwidth at the largest size when the peak is a burst it does not
+    sustain (BURST_RATIO); else the measured peak (bytes over the median time)."""
+    if fitted and largest and largest >= ASYMPTOTE_REACHED * fitted and peak and fitted >= PEAK_AGREEMENT * peak:
+        return fitted, "fitted asymptotic bandwidth (1/r of the last regime)"
+    if largest is not None and peak and largest < BURST_RATIO * peak:
+        return largest, "bandwidth at the largest size (the peak is a burst)"
+    if peak is None:
+        return None, None
+    return peak, "peak measured bandwidth (bytes over the median time, best size)"
 
 
 def _transition_json(t: Transition) -> dict:
@@ -196,12 +207,10 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     explain_staircases(stairs, run.transport.get("attrs") or {})
     label_rest(trans, stairs)
     # one segmentation: the regimes shown are the pieces between the reported transitions
-    found = len(fit.regimes) - 1
-    fit = with_boundaries(fit, [t.before_bytes for t in trans])
-    a = Analysis(run, sizes, fit, trans, stairs, unmatched, invalid, include_invalid)
-    a.boundaries_found = found
-    a.left_out = left_out_summary(classified, trans)
-    return a
+    placed = len(fit.regimes) - 1
+    return Analysis(run, sizes, with_boundaries(fit, [t.before_bytes for t in trans]), trans, stairs,
+                    unmatched, invalid, include_invalid, boundaries_found=placed,
+                    left_out=left_out_summary(classified, trans))
 
 
 def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None = None,

@@ -288,14 +288,12 @@ def range_ratio(grp: list[SizeComparison], infos: dict, ya, yb,
     several launches: launches.regime_between; otherwise the per-size combination."""
     if len(grp) == 1:
         r = infos[grp[0].bytes]
-        if r.inference == BETWEEN:
-            d, se = math.log(r.ratio), r.log_se or 0.0
-            if math.isclose(confidence, 0.95):
-                return (r.ratio, r.ci[0], r.ci[1]), True
-            q = t_quantile(r.df, confidence)
-            return (r.ratio, math.exp(d - q * se), math.exp(d + q * se)), True
+        between = r.inference == BETWEEN
         if math.isclose(confidence, 0.95):
-            return (r.ratio, r.ci[0], r.ci[1]), False
+            return (r.ratio, r.ci[0], r.ci[1]), between
+        if between:
+            d, q = math.log(r.ratio), t_quantile(r.df, confidence) * (r.log_se or 0.0)
+            return (r.ratio, math.exp(d - q), math.exp(d + q)), True
         return _widen((r.ratio, r.ci[0], r.ci[1]), confidence), False
     if any(g.inference == BETWEEN for g in grp):
         got = regime_between(ya, yb, [g.bytes for g in grp], confidence)

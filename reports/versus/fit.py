@@ -15,7 +15,7 @@ apart on the quartile fit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from .lazy import scipy_stats as sps
@@ -386,10 +386,7 @@ def with_boundaries(fit: SegmentedFit, before_bytes: list[int], min_points: int 
         if i - starts[-1] >= min_points and m - i >= min_points:
             starts.append(i)
     bounds = starts + [m]
-    placement = None
-    if fit.placement is not None:
-        p = fit.placement
-        placement = SegmentedFit(_regimes(p.x, p.y, 1.0 / p.sigma ** 2, bounds), p.rel_noise, p.excluded,
-                                 p.penalty, p.x, p.y, p.sigma, p.location)
-    return SegmentedFit(_regimes(fit.x, fit.y, 1.0 / fit.sigma ** 2, bounds), fit.rel_noise, fit.excluded,
-                        fit.penalty, fit.x, fit.y, fit.sigma, fit.location, placement)
+
+    def cut(f: SegmentedFit) -> SegmentedFit:
+        return replace(f, regimes=_regimes(f.x, f.y, 1.0 / f.sigma ** 2, bounds))
+    return replace(cut(fit), placement=cut(fit.placement) if fit.placement is not None else None)

@@ -133,10 +133,9 @@ def _runstats_table(tid, caption, cfgs, nbytes=None):
             ("median µs", "us"), ("sd µs", "us"), ("std error µs", "us")]
     res = None
     if med["n"]:
-        # the headline is a median (of each launch's median round trip), never the average
-        # that a few descheduled round trips dominate (3.93 us against medians of 0.27-0.73)
-        # the comparisons' statistic (launches.py): the geometric mean of the launch medians,
-        # so the figure here and the ratio stated below are one computation
+        # the headline is the comparisons' statistic (launches.py), the geometric mean of the
+        # launches' medians, never the average a few descheduled round trips dominate (3.93 us
+        # against medians of 0.27-0.73): the figure here and the ratio stated below agree
         gm = float(np.exp(np.mean(np.log([d["median"] for d in st["runs"]]))))
         res = (f"round trip of {st['bytes']} B: {gm:.3g} µs, the geometric mean of {med['n']} launches' "
                f"medians (they range {med['min']:.3g}–{med['max']:.3g} µs; one way {gm / 2:.3g} µs)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fit import fit_segmented
-from .analysis import ASYMPTOTE_REACHED, PEAK_AGREEMENT
+from .analysis import headline_bandwidth
 from .load import InputError, Run
 from .stats import LIMITS_RULE, describe, summarise_size
 from .transitions import classify
@@ -41,15 +41,11 @@ def _series_params(x: np.ndarray, y: np.ndarray) -> dict:
     last = fit.regimes[-1] if fit is not None and fit.regimes else None
     asym = 1e3 / last.r_ns_per_byte if last is not None and last.r_ns_per_byte > 0 else None
     top = float(x[-1]) / float(y[-1]) * 1e3 if x[-1] > 0 and y[-1] > 0 else None
-    # the rule of analysis.bandwidth: the fitted asymptote only where the sweep reaches half of it
-    if asym and top and top >= ASYMPTOTE_REACHED * asym and peak and asym >= PEAK_AGREEMENT * peak:
-        value, kind = asym, "fitted asymptotic bandwidth (1/r of the last regime)"
-    else:
-        value, kind = peak, "peak measured bandwidth (bytes over the median time, best size)"
+    value, kind = headline_bandwidth(asym, peak, top)
     return {"latency_us": float(y[0]) / 1e3,
             "buffer_bytes": first.bytes if first else None,
             "buffer_between_bytes": [first.after_bytes, first.before_bytes] if first else None,
-            "bandwidth_MBps": value, "bandwidth_kind": kind if value is not None else None}
+            "bandwidth_MBps": value, "bandwidth_kind": kind}
 
 
 def _analysis_params(a) -> dict:
