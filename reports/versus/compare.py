@@ -400,6 +400,10 @@ def effect_words(rci: tuple[float, float, float]) -> str:
     pct, plo, phi = pct * 100, plo * 100, phi * 100
     pm = (phi - plo) / 2
     digits = 1 if pm < 1 or pct < 10 else 0
+    # a bound the rounding would print as 0 % hides that the interval excludes 1
+    # (1.004 read '0 % to 81 %'): as many digits as its sign needs, up to 3
+    while digits < 3 and min(abs(plo), abs(phi)) > 0 and round(min(abs(plo), abs(phi)), digits) == 0:
+        digits += 1
     symmetric = abs((phi - pct) - (pct - plo)) <= 0.2 * pm
     if pm < 0.9 * pct and symmetric:
         return f"{pct:.{digits}f} % ± {pm:.{digits}f} % {word}"

@@ -16,6 +16,8 @@ SIZES = [8, 64, 512, 4096, 16384, 65536]
     ((0.88, 0.85, 0.91), "12 % ± 3 % faster"),
     ((1.12, 1.02, 1.30), "12 % slower (95 % CI 2 % to 30 %)"),
     ((1.6, 1.2, 2.4), "60 % slower (95 % CI 20 % to 140 %)"),
+    # a bound just beyond 1 keeps the digit that shows it (not '0 % to 81 %')
+    ((1.35, 1.004, 1.81), "35.0 % slower (95 % CI 0.4 % to 81.0 %)"),
 ])
 def test_effect_words(rci, expect):
     assert effect_words(rci) == expect
