@@ -27,7 +27,12 @@ struct vs_drift {
     vs_drift_seg_t *seg;
     uint64_t seq;
     int broken;
+    vs_idle_t idle;
 };
+
+/* A wait this long is no cache-line round trip (tens to hundreds of ns): the
+ * peer is elsewhere, and may need this rank's transport to get here. */
+#define VS_DRIFT_IDLE_AFTER_NS 20000u
 
 static uint64_t now_ns(void)
 {
@@ -127,15 +132,33 @@ close_fd:
     return rc;
 }
 
-/* Spin until *flag == want; check the clock every 1024 polls. */
-static int wait_for(const uint64_t *flag, uint64_t want, uint64_t deadline)
+/* Spin until *flag == want; check the clock every 1024 polls, and once the
+ * wait is long, drive the transport at each check. */
+static int wait_for(const vs_drift_t *d, const uint64_t *flag, uint64_t want, uint64_t deadline)
 {
+    uint64_t since = 0;
     for (unsigned n = 1;; n++) {
         if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == want)
             return 0;
-        if ((n & 1023) == 0 && now_ns() > deadline)
-            return -ETIMEDOUT;
+        if ((n & 1023) == 0) {
+            uint64_t t = now_ns();
+            if (t > deadline)
+                return -ETIMEDOUT;
+            if (!since)
+                since = t;
+            else if (d->idle.fn && t - since > VS_DRIFT_IDLE_AFTER_NS) {
+                int rc = d->idle.fn(d->idle.arg);
+                if (rc < 0)
+                    return rc;
+            }
+        }
     }
+}
+
+void vs_drift_set_idle(vs_drift_t *d, vs_idle_t idle)
+{
+    if (d)
+        d->idle = idle;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -164,7 +187,7 @@ int vs_drift_probe(vs_drift_t *d, int round_trips, double timeout_s, double *rtt
             for (int k = 0; k < VS_DRIFT_BATCH && rc == 0; k++) {
                 d->seq++;
                 __atomic_store_n(&s->ping, d->seq, __ATOMIC_RELEASE);
-                rc = wait_for(&s->pong, d->seq, deadline);
+                rc = wait_for(d, &s->pong, d->seq, deadline);
             }
             batch[b] = (double)(now_ns() - t0) / VS_DRIFT_BATCH;
         }
@@ -178,12 +201,12 @@ int vs_drift_probe(vs_drift_t *d, int round_trips, double timeout_s, double *rtt
     } else {
         for (int i = 0; i < nbatch * VS_DRIFT_BATCH && rc == 0; i++) {
             d->seq++;
-            rc = wait_for(&s->ping, d->seq, deadline);
+            rc = wait_for(d, &s->ping, d->seq, deadline);
             if (rc == 0)
                 __atomic_store_n(&s->pong, d->seq, __ATOMIC_RELEASE);
         }
         if (rc == 0)
-            rc = wait_for(&s->result_seq, d->seq, deadline);
+            rc = wait_for(d, &s->result_seq, d->seq, deadline);
         if (rc == 0)
             *rtt_ns = s->result_ns;
     }

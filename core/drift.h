@@ -18,6 +18,8 @@
 
 #include <versus/bootstrap.h>
 
+#include "idle.h"
+
 typedef struct vs_drift vs_drift_t;
 
 /* Map the segment: rank 0 creates it (shm_open + mmap), its name travels via
@@ -31,6 +33,11 @@ int vs_drift_open(vs_bootstrap_t *bs, vs_drift_t **out, char *err, size_t errlen
  * 0 and 1 (NaN on other ranks).  A peer that does not answer within
  * timeout_s gives -ETIMEDOUT and leaves the handle unusable. */
 int vs_drift_probe(vs_drift_t *d, int round_trips, double timeout_s, double *rtt_ns);
+
+/* While a probe waits for its peer much longer than a cache-line round trip
+ * (a peer still in its transport, or descheduled), call idle now and then:
+ * the transport's progress, which that peer may need from this rank. */
+void vs_drift_set_idle(vs_drift_t *d, vs_idle_t idle);
 
 /* Unmap; not collective.  NULL is fine. */
 void vs_drift_close(vs_drift_t *d);

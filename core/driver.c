@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostload.h"
 #include "pattern.h"
 #include "precision.h"
 #include "record.h"
@@ -120,13 +121,16 @@ static int visit(driver_t *d, size_state_t *st, long round)
 
     if (st->visits > 0)
         warm = (warm + REWARM_DIV - 1) / REWARM_DIV; /* back after other sizes: a short warm-up */
+    vs_hostload_snap_t load0;
+    if (r->load)
+        vs_hostload_take(r->load, &load0);
     if ((rc = vs_validate_size(r, bytes, VS_VALIDATE_BEFORE)))
         return rc;
     vs_watchdog_phase(r->wd, "warm-up", bytes);
     if ((rc = r->bs->barrier(r->bs)))
         return vs_run_fail(r, rc, "bootstrap barrier failed");
     double unit_ns = 0;
-    if ((rc = d->p->warmup(r, d->state, bytes, warm, d->probe, &unit_ns)))
+    if ((rc = d->p->warmup(r, d->state, bytes, warm, d->probe, &unit_ns)) || (rc = vs_run_settle(r)))
         return rc;
     if (!st->batch) {
         /* batch: fixed, or chosen by rank 0 from the warm-up's typical unit */
@@ -160,6 +164,8 @@ static int visit(driver_t *d, size_state_t *st, long round)
         if ((rc = d->p->measure(r, d->state, bytes, st->batch, chunk, at)))
             return rc;
         uint64_t end = vs_now_ns(), elapsed = end - start;
+        if ((rc = vs_run_settle(r)))
+            return rc;
         if (!span[0])
             span[0] = start;
         span[1] = end;
@@ -203,6 +209,16 @@ static int visit(driver_t *d, size_state_t *st, long round)
     if ((rc = vs_run_drift(r)))
         return rc;
     long position = d->position++;
+    r->load_others = r->load_steal = r->load_waited = NAN;
+    if (r->load) {
+        vs_hostload_snap_t load1;
+        vs_hostload_span_t span;
+        vs_hostload_take(r->load, &load1);
+        vs_hostload_between(&load0, &load1, r->load->npid, VS_HOSTLOAD_MIN_TICKS, &span);
+        r->load_others = span.others;
+        r->load_steal = span.steal;
+        r->load_waited = span.waited;
+    }
     if (r->rank == 0 && !precise && (rc = size_ci(d, st, &median, &rel)))
         return rc;
     vs_visit_t v = {.round = round, .position = position, .pass = st->pass, .precision = rel,
@@ -505,6 +521,7 @@ int vs_driver_run(vs_run_t *r, const vs_pattern_t *p)
     if (d.state)
         p->teardown(r, d.state); /* setup sets *state first, so partial setups are undone too */
     vs_validate_free(r);
+    vs_run_settle_free(r);
     for (size_t i = 0; i < d.n_st; i++)
         release(&d, &d.st[i]);
     free(d.st);

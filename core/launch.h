@@ -15,6 +15,8 @@
 
 #include <versus/bootstrap.h>
 
+#include "idle.h"
+
 typedef struct vs_launch_env {
     char launcher[16];  /* "local", "mpirun", "mpiexec", "srun", "none" */
     int rank;
@@ -70,6 +72,10 @@ int vs_launch_local_fits(int n, char *err, size_t errlen);
 int vs_bootstrap_tcp_create(const vs_launch_env_t *env, const char *rendezvous,
                             const char *rdv_dir, double timeout_s,
                             vs_bootstrap_t **out, char *err, size_t errlen);
+
+/* From now on, a collective of this TCP bootstrap that waits calls idle
+ * (the transport's progress, idle.h).  bs must come from vs_bootstrap_tcp_create. */
+void vs_bootstrap_tcp_set_idle(vs_bootstrap_t *bs, vs_idle_t idle);
 
 /* Split "HOST:PORT" (PORT 1..65535) into host and port: 0 or -EINVAL. */
 int vs_launch_addr_parse(const char *s, char *host, size_t hostlen, int *port);

@@ -51,6 +51,7 @@ typedef struct vs_tcp_bs {
     uint32_t seq;            /* collective calls made so far */
     char where[300];         /* "HOST:PORT" of rank 0, for messages */
     char addr_file[PATH_MAX]; /* rank 0 published its address here ("" when not) */
+    vs_idle_t idle;          /* driven while a collective waits (vs_bootstrap_tcp_set_idle) */
 } vs_tcp_bs_t;
 
 /* ------------------------------------------------------------------ time */
@@ -92,23 +93,42 @@ static void vs_sleep_ms(int ms)
 
 /* ------------------------------------------------------------ socket I/O */
 
-/* Wait for events on fd until deadline: 0, -ETIMEDOUT or -errno. */
-static int vs_fd_wait(int fd, short events, double deadline)
+/* A rank waiting in a collective drives its transport (idle.h): first at
+ * every poll for this many polls (a peer that needs it, needs it now), then
+ * at most every VS_IDLE_SLEEP_MS, sleeping in poll in between. */
+#define VS_IDLE_SPINS 2000
+#define VS_IDLE_SLEEP_MS 1
+
+/* Wait for events on fd until deadline: 0, -ETIMEDOUT or -errno.  With an
+ * idle hook, call it while waiting. */
+static int vs_fd_wait(int fd, short events, double deadline, const vs_idle_t *idle)
 {
-    for (;;) {
+    for (long polls = 0;; polls++) {
+        int ms = vs_remaining_ms(deadline);
+        if (idle && idle->fn) {
+            int rc = idle->fn(idle->arg);
+            if (rc < 0)
+                return rc;
+            int cap = polls < VS_IDLE_SPINS ? 0 : VS_IDLE_SLEEP_MS;
+            if (ms < 0 || ms > cap)
+                ms = cap;
+        }
         struct pollfd p = { .fd = fd, .events = events };
-        int rc = poll(&p, 1, vs_remaining_ms(deadline));
+        int rc = poll(&p, 1, ms);
         if (rc > 0)
             return 0;
-        if (rc == 0)
+        if (rc == 0) {
+            if (idle && idle->fn && !vs_expired(deadline))
+                continue;
             return -ETIMEDOUT;
+        }
         if (errno != EINTR)
             return -errno;
     }
 }
 
 /* Read exactly len bytes: 0, -ETIMEDOUT, -ECONNRESET (EOF or reset) or -errno. */
-static int vs_fd_read(int fd, void *buf, size_t len, double deadline)
+static int vs_fd_read(int fd, void *buf, size_t len, double deadline, const vs_idle_t *idle)
 {
     char *p = buf;
     while (len > 0) {
@@ -124,14 +144,14 @@ static int vs_fd_read(int fd, void *buf, size_t len, double deadline)
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
             return errno == EPIPE ? -ECONNRESET : -errno;
-        int rc = vs_fd_wait(fd, POLLIN, deadline);
+        int rc = vs_fd_wait(fd, POLLIN, deadline, idle);
         if (rc < 0)
             return rc;
     }
     return 0;
 }
 
-static int vs_fd_write(int fd, const void *buf, size_t len, double deadline)
+static int vs_fd_write(int fd, const void *buf, size_t len, double deadline, const vs_idle_t *idle)
 {
     const char *p = buf;
     while (len > 0) {
@@ -145,7 +165,7 @@ static int vs_fd_write(int fd, const void *buf, size_t len, double deadline)
             continue;
         if (put < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return errno == EPIPE ? -ECONNRESET : -errno;
-        int rc = vs_fd_wait(fd, POLLOUT, deadline);
+        int rc = vs_fd_wait(fd, POLLOUT, deadline, idle);
         if (rc < 0)
             return rc;
     }
@@ -163,12 +183,12 @@ static void vs_fd_nodelay(int fd)
 /* One PMI-1 request/response line over PMI_FD. */
 static int vs_pmi_call(int fd, const char *req, char *resp, size_t resplen, double deadline)
 {
-    int rc = vs_fd_write(fd, req, strlen(req), deadline);
+    int rc = vs_fd_write(fd, req, strlen(req), deadline, NULL);
     if (rc < 0)
         return rc;
     size_t n = 0;
     while (n + 1 < resplen) {
-        if ((rc = vs_fd_read(fd, resp + n, 1, deadline)) < 0)
+        if ((rc = vs_fd_read(fd, resp + n, 1, deadline, NULL)) < 0)
             return rc;
         if (resp[n++] == '\n')
             break;
@@ -299,7 +319,7 @@ static int vs_rank0_accept(vs_tcp_bs_t *t, int lfd, const char *key, double dead
 {
     int size = t->pub.size, waiting = size - 1;
     while (waiting > 0) {
-        int rc = vs_fd_wait(lfd, POLLIN, deadline);
+        int rc = vs_fd_wait(lfd, POLLIN, deadline, NULL);
         if (rc == -ETIMEDOUT) {
             char missing[256];
             vs_missing_ranks(t->fds, size, missing, sizeof missing);
@@ -323,7 +343,7 @@ static int vs_rank0_accept(vs_tcp_bs_t *t, int lfd, const char *key, double dead
         double hello_by = vs_now() + VS_RDV_HELLO_S;
         if (deadline > 0 && deadline < hello_by)
             hello_by = deadline;
-        if (vs_fd_read(fd, &h, sizeof h, hello_by) < 0 || ntohl(h.magic) != VS_RDV_MAGIC ||
+        if (vs_fd_read(fd, &h, sizeof h, hello_by, NULL) < 0 || ntohl(h.magic) != VS_RDV_MAGIC ||
             ntohl(h.version) != VS_RDV_VERSION) {
             fprintf(stderr, "versus-run: rank 0: ignored a connection on %s that is not a versus rank\n",
                     t->where);
@@ -339,7 +359,7 @@ static int vs_rank0_accept(vs_tcp_bs_t *t, int lfd, const char *key, double dead
         else if (r == 0 || r >= (uint32_t)size || t->fds[r] >= 0)
             status = VS_RDV_BAD_RANK;
         uint32_t reply[2] = { htonl(VS_RDV_MAGIC), htonl(status) };
-        rc = vs_fd_write(fd, reply, sizeof reply, hello_by);
+        rc = vs_fd_write(fd, reply, sizeof reply, hello_by, NULL);
         if (status == VS_RDV_WRONG_JOB) {
             fprintf(stderr, "versus-run: rank 0: turned away rank %u of another job (%s, not %s)\n",
                     r, h.key, key);
@@ -415,7 +435,7 @@ static int vs_connect_once(const char *host, int port, double deadline)
     if (fd < 0) {
         rc = -errno;
     } else if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-        rc = errno == EINPROGRESS ? vs_fd_wait(fd, POLLOUT, deadline) : -errno;
+        rc = errno == EINPROGRESS ? vs_fd_wait(fd, POLLOUT, deadline, NULL) : -errno;
         int soerr = 0;
         socklen_t sl = sizeof soerr;
         if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
@@ -492,8 +512,8 @@ static int vs_peer_connect(vs_tcp_bs_t *t, const char *rdv, const char *rdv_dir,
                          htonl((uint32_t)t->pub.size), { 0 } };
     snprintf(h.key, sizeof h.key, "%s", key);
     uint32_t reply[2];
-    if ((rc = vs_fd_write(fd, &h, sizeof h, deadline)) < 0 ||
-        (rc = vs_fd_read(fd, reply, sizeof reply, deadline)) < 0) {
+    if ((rc = vs_fd_write(fd, &h, sizeof h, deadline, NULL)) < 0 ||
+        (rc = vs_fd_read(fd, reply, sizeof reply, deadline, NULL)) < 0) {
         snprintf(err, errlen, "rank %d: handshake with rank 0 at %s failed: %s", rank, addr,
                  rc == -ECONNRESET ? "connection closed" : strerror(-rc));
         close(fd);
@@ -531,24 +551,25 @@ static int vs_tcp_report(vs_tcp_bs_t *t, int peer, int rc, const char *what)
     return rc;
 }
 
-static int vs_frame_send(int fd, uint32_t seq, const void *data, uint64_t len, double deadline)
+static int vs_frame_send(int fd, uint32_t seq, const void *data, uint64_t len, double deadline,
+                         const vs_idle_t *idle)
 {
     vs_rdv_frame_t f = { htonl(VS_RDV_MAGIC), htonl(seq), htonl((uint32_t)(len >> 32)),
                          htonl((uint32_t)len) };
-    int rc = vs_fd_write(fd, &f, sizeof f, deadline);
-    return rc < 0 || len == 0 ? rc : vs_fd_write(fd, data, (size_t)len, deadline);
+    int rc = vs_fd_write(fd, &f, sizeof f, deadline, idle);
+    return rc < 0 || len == 0 ? rc : vs_fd_write(fd, data, (size_t)len, deadline, idle);
 }
 
-static int vs_frame_recv(int fd, uint32_t seq, void *data, uint64_t len, double deadline)
+static int vs_frame_recv(int fd, uint32_t seq, void *data, uint64_t len, double deadline, const vs_idle_t *idle)
 {
     vs_rdv_frame_t f;
-    int rc = vs_fd_read(fd, &f, sizeof f, deadline);
+    int rc = vs_fd_read(fd, &f, sizeof f, deadline, idle);
     if (rc < 0)
         return rc;
     uint64_t got = ((uint64_t)ntohl(f.len_hi) << 32) | ntohl(f.len_lo);
     if (ntohl(f.magic) != VS_RDV_MAGIC || ntohl(f.seq) != seq || got != len)
         return -EPROTO;
-    return len == 0 ? 0 : vs_fd_read(fd, data, (size_t)len, deadline);
+    return len == 0 ? 0 : vs_fd_read(fd, data, (size_t)len, deadline, idle);
 }
 
 /* Every block to rank 0; with bcast, rank 0 then sends the whole to everyone. */
@@ -559,19 +580,21 @@ static int vs_tcp_allgather(vs_bootstrap_t *bs, const void *mine, void *all, siz
     double deadline = vs_deadline(t->timeout_s);
     uint32_t seq = ++t->seq;
     int rc;
+    const vs_idle_t *idle = &t->idle;
     if (bs->rank != 0) {
-        if ((rc = vs_frame_send(t->fds[0], seq, mine, len, deadline)) < 0 ||
-            (bcast && (rc = vs_frame_recv(t->fds[0], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline)) < 0))
+        if ((rc = vs_frame_send(t->fds[0], seq, mine, len, deadline, idle)) < 0 ||
+            (bcast &&
+             (rc = vs_frame_recv(t->fds[0], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline, idle)) < 0))
             return vs_tcp_report(t, 0, rc, what);
         return 0;
     }
     if (len)
         memcpy(all, mine, len);
     for (int r = 1; r < bs->size; r++)
-        if ((rc = vs_frame_recv(t->fds[r], seq, len ? (char *)all + (size_t)r * len : NULL, len, deadline)) < 0)
+        if ((rc = vs_frame_recv(t->fds[r], seq, len ? (char *)all + (size_t)r * len : NULL, len, deadline, idle)) < 0)
             return vs_tcp_report(t, r, rc, what);
     for (int r = 1; bcast && r < bs->size; r++)
-        if ((rc = vs_frame_send(t->fds[r], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline)) < 0)
+        if ((rc = vs_frame_send(t->fds[r], seq, all, (uint64_t)len * (uint64_t)bs->size, deadline, idle)) < 0)
             return vs_tcp_report(t, r, rc, what);
     return 0;
 }
@@ -589,6 +612,12 @@ static int vs_tcp_gather(vs_bootstrap_t *bs, const void *mine, void *all, size_t
 static int vs_tcp_barrier(vs_bootstrap_t *bs)
 {
     return vs_tcp_allgather(bs, NULL, NULL, 0, 1, "barrier");
+}
+
+void vs_bootstrap_tcp_set_idle(vs_bootstrap_t *bs, vs_idle_t idle)
+{
+    vs_tcp_bs_t *t = bs->ctx;
+    t->idle = idle;
 }
 
 static void vs_tcp_close(vs_bootstrap_t *bs)

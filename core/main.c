@@ -17,7 +17,9 @@
 #include "pattern.h"
 #include "pattern_params.h"
 #include "drift.h"
+#include "hostload.h"
 #include "placement.h"
+#include "topo.h"
 #include "provenance.h"
 #include "scan.h"
 #include "record.h"
@@ -113,10 +115,36 @@ typedef struct session {
     int *partner;           /* every rank's partner (fixed pairing) */
     vs_scan_slowest_t *slow; /* rank 0 after a scan: the slowest pairs per size */
     double drift_start;
+    vs_hostload_t load;     /* rank 0: the host's load besides the run */
     char warning[1024];     /* for the run record, "" when none */
 } session_t;
 
 enum { HOST_LEN = 256 };
+
+/* Rank 0: follow the load on the CPUs its host's ranks run on (hostload.h). */
+static void hostload_start(session_t *s)
+{
+    vs_run_t *r = &s->r;
+    r->load = NULL;
+    r->load_others = r->load_steal = r->load_waited = NAN;
+    if (r->rank != 0 || !s->pl || !s->hosts)
+        return;
+    int cpus[VS_HOSTLOAD_MAX], pids[VS_HOSTLOAD_MAX], nc = 0, np = 0;
+    for (int k = 0; k < r->size && np < VS_HOSTLOAD_MAX; k++) {
+        if (strcmp(s->hosts + (size_t)k * HOST_LEN, s->hosts) != 0)
+            continue;
+        const vs_rank_place_t *p = &s->pl->ranks[k];
+        pids[np++] = p->pid;
+        cpu_set_t set;
+        if (vs_cpuset_parse(p->cpus_after, &set) < 0)
+            continue;
+        for (int c = 0; c < CPU_SETSIZE && nc < VS_HOSTLOAD_MAX; c++)
+            if (CPU_ISSET(c, &set))
+                cpus[nc++] = c;
+    }
+    if (vs_hostload_init(&s->load, cpus, nc, pids, np) == 0 || s->load.start.ok)
+        r->load = &s->load;
+}
 
 /* The one place a transport is opened: its options were checked against the
  * module's table (vs_topts_check) before any rank started. */
@@ -344,6 +372,10 @@ static int prepare(session_t *s)
     }
     if ((rc = s->mod.ops->query(s->t, &s->info)))
         return report(&s->core, rc, "query");
+    /* connected: from here on every wait outside the transport drives it (idle.h) */
+    vs_idle_t idle = {.fn = vs_run_idle, .arg = r};
+    if (!s->mod.ops->bootstrap)
+        vs_bootstrap_tcp_set_idle(s->bs, idle);
 
     char myhost[HOST_LEN] = "";
     gethostname(myhost, sizeof myhost - 1);
@@ -354,6 +386,7 @@ static int prepare(session_t *s)
     medium_check(s);
     r->hosts = s->hosts;
     r->host_len = HOST_LEN;
+    hostload_start(s);
     vs_timer_calibrate(&r->timer, o->method.clock == VS_CLOCK_TSC);
     /* placement drift: a cache-line round trip between the bound cores, at
      * the start, after every size and at the end */
@@ -362,6 +395,7 @@ static int prepare(session_t *s)
     vs_watchdog_phase(&s->wd, "probing placement drift", UINT64_MAX);
     /* more than two ranks: ranks 0 and 1 need not be a pair, and the others would wait */
     if (r->size == 2 && vs_drift_open(s->bs, &r->drift, err, sizeof err) == 0) {
+        vs_drift_set_idle(r->drift, idle);
         if (vs_drift_probe(r->drift, 2000, o->timeout_s, &s->drift_start)) {
             fprintf(stderr, "versus-run: rank %d: placement drift probe failed\n", r->rank);
             return EXIT_FAIL;
@@ -398,6 +432,19 @@ static int measure(session_t *s)
         fprintf(stderr, "versus-run: rank %d: final placement drift probe failed\n", r->rank);
     if (s->writer)
         vs_writer_end_num(s->writer, "drift_end_ns", drift_end);
+    if (s->writer && r->load) {
+        vs_hostload_snap_t end;
+        vs_hostload_span_t span;
+        double la[3];
+        int running;
+        vs_hostload_take(r->load, &end);
+        vs_hostload_between(&r->load->start, &end, r->load->npid, VS_HOSTLOAD_RUN_TICKS, &span);
+        vs_writer_end_num(s->writer, "host_load_waited", span.waited);
+        vs_writer_end_num(s->writer, "host_load_others", span.others);
+        vs_writer_end_num(s->writer, "host_load_steal", span.steal);
+        if (vs_hostload_loadavg(la, &running) == 0)
+            vs_writer_end_num(s->writer, "host_loadavg_end", la[0]);
+    }
     const char *nl = s->table.progress ? "\n" : "";
     if (rc) {
         char msg[1200];

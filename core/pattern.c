@@ -81,6 +81,39 @@ int vs_run_drift(vs_run_t *r)
     return rc ? vs_run_fail(r, rc, "placement drift probe failed") : 0;
 }
 
+enum { SETTLE_TAG = 0x5653, SETTLE_BYTES = 8 };
+
+int vs_run_settle(vs_run_t *r)
+{
+    if (r->peer < 0)
+        return 0;
+    int rc;
+    if (!r->settle.addr && (rc = vs_run_buffer_alloc(r, &r->settle, SETTLE_BYTES)))
+        return rc;
+    vs_req_t rreq, sreq;
+    if ((rc = r->ops->post_recv(r->t, &r->settle, SETTLE_BYTES, r->peer, SETTLE_TAG, &rreq)))
+        return vs_run_fail(r, rc, "settling with rank %d: posting the receive failed", r->peer);
+    if ((rc = r->ops->post_send(r->t, &r->settle, SETTLE_BYTES, r->peer, SETTLE_TAG, &sreq)) ||
+        (rc = r->ops->wait(r->t, &sreq)))
+        return vs_run_fail(r, rc, "settling with rank %d: the send failed", r->peer);
+    if ((rc = r->ops->wait(r->t, &rreq)))
+        return vs_run_fail(r, rc, "settling with rank %d: the receive failed", r->peer);
+    return 0;
+}
+
+void vs_run_settle_free(vs_run_t *r)
+{
+    if (r->settle.addr)
+        vs_run_buffer_free(r, &r->settle);
+    memset(&r->settle, 0, sizeof r->settle);
+}
+
+int vs_run_idle(void *arg)
+{
+    vs_run_t *r = arg;
+    return r->ops->progress ? r->ops->progress(r->t) : 0;
+}
+
 int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...)
 {
     char what[256];

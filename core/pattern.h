@@ -44,6 +44,9 @@ typedef struct vs_run {
     vs_table_t agg;         /* rank 0, more than one pair: per size totals over the visits (driver.c) */
     struct vs_drift *drift; /* placement drift probe, when ranks 0 and 1 share a host */
     double drift_ns;        /* its last reading (cache-line round trip), NaN if none */
+    vs_mem_t settle;        /* the settling token's buffer (vs_run_settle), allocated at first use */
+    struct vs_hostload *load; /* rank 0: the host's load besides the run (hostload.h), NULL if unknown */
+    double load_others, load_steal, load_waited; /* over the visit being recorded (NaN: unknown) */
     char err[512];         /* why the pattern failed */
 } vs_run_t;
 
@@ -108,6 +111,24 @@ int vs_run_write_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long war
 
 /* Probe placement drift after a size (collective; no-op without a probe). */
 int vs_run_drift(vs_run_t *r);
+
+/* Settle the transport with this rank's partner before a phase outside it
+ * (bootstrap agreements, drift probes, validation, records, the end).  A
+ * library may complete a request locally while the message, or the reply
+ * the peer's request waits for, still sits in this rank's queues, and push
+ * it only when this rank next calls it (MPI's weak progress; UCX, libfabric
+ * and the references alike): a rank that left for an out-of-band wait then
+ * starves its peer, which waits in the transport for ever.  Both ranks send
+ * a token and wait for the peer's (ranks without a partner return at once):
+ * each enters the next phase knowing its partner has completed every
+ * request of the phase before.  The one leaving first may still hold its
+ * own token, so every wait outside the transport also drives it (the idle
+ * hooks of the drift probe and the TCP bootstrap, set up in main.c). */
+int vs_run_settle(vs_run_t *r);
+void vs_run_settle_free(vs_run_t *r);
+
+/* The transport's progress, for the idle hooks (arg is the vs_run_t). */
+int vs_run_idle(void *arg);
 
 /* Record why the run failed, with the transport's words where it gave some. */
 int vs_run_fail(vs_run_t *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "drift.h"
+#include "hostload.h"
 #include "method.h"
 #include "pattern_params.h"
 #include "schedule.h"
@@ -434,6 +435,24 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     vs_json_kbool(&j, "probed", r->drift != NULL);
     vs_json_knum(&j, "start_ns", facts->drift_start_ns);
     vs_json_obj_end(&j);
+    if (r->load) {
+        const vs_hostload_t *h = r->load;
+        vs_json_key(&j, "host_load");
+        vs_json_obj_begin(&j);
+        vs_json_key(&j, "cpus");
+        vs_json_arr_begin(&j);
+        for (int i = 0; i < h->ncpu; i++)
+            vs_json_int(&j, h->cpus[i]);
+        vs_json_arr_end(&j);
+        vs_json_key(&j, "loadavg");
+        vs_json_arr_begin(&j);
+        for (int i = 0; i < 3; i++)
+            vs_json_num(&j, h->loadavg[i]);
+        vs_json_arr_end(&j);
+        kint_or_null(&j, "running", h->running);
+        kint_or_null(&j, "online_cpus", h->ncpu_online);
+        vs_json_obj_end(&j);
+    }
     vs_json_key(&j, "warnings");
     vs_json_arr_begin(&j);
     if (facts->warning && facts->warning[0])
@@ -552,6 +571,17 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
     }
     if (r->drift && isfinite(r->drift_ns))
         vs_json_knum(&j, "drift_ns", r->drift_ns);
+    if (r->load && (isfinite(r->load_waited) || isfinite(r->load_others))) {
+        vs_json_key(&j, "host_load");
+        vs_json_obj_begin(&j);
+        if (isfinite(r->load_waited))
+            vs_json_knum(&j, "waited", r->load_waited);
+        if (isfinite(r->load_others)) {
+            vs_json_knum(&j, "others", r->load_others);
+            vs_json_knum(&j, "steal", r->load_steal);
+        }
+        vs_json_obj_end(&j);
+    }
     validate_json(r, &j);
     visit_json(r->visit, &j);
     vs_json_obj_end(&j);

@@ -71,6 +71,8 @@ static int scan_size(scan_t *c, size_t si, long round, long slot)
     if ((rc = c->p->measure(r, c->state, bytes, 1, n, series)))
         return rc;
     uint64_t elapsed = vs_now_ns() - t0;
+    if ((rc = vs_run_settle(r)))
+        return rc;
     size_t count = 1 + (size_t)n;
     memset(c->block, 0, count * sizeof *c->block);
     if (r->leader) {
@@ -163,6 +165,7 @@ int vs_scan_run(vs_run_t *r, const vs_pattern_t *p, const vs_pairing_t *pg, int 
         sched_setaffinity(0, sizeof own, &own);
     if (c.state)
         p->teardown(r, c.state);
+    vs_run_settle_free(r);
     r->partner = NULL;
     r->peer = -1;
     free(c.full);

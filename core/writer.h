@@ -9,7 +9,7 @@
 typedef struct vs_writer vs_writer_t;
 
 /* What the end record says; its format is record.c's (vs_record_end). */
-#define VS_WRITER_END_EXTRA 4
+#define VS_WRITER_END_EXTRA 8
 typedef struct vs_writer_end {
     const char *status, *message;
     long sizes_completed;  /* "size" records written */

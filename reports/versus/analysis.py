@@ -10,6 +10,7 @@ import numpy as np
 
 from . import __version__
 from .fit import SegmentedFit, fit_segmented, with_boundaries
+from .hostload import run_load
 from .load import Run, group_launches
 from .stats import LIMITS_RULE, LOCATION_Q, SizeStats, summarise_run
 from .speedclass import speed_classes
@@ -55,6 +56,7 @@ class Analysis:
             "status": r.status,
             "complete": r.complete,
             "warnings": list(r.warnings),
+            "host_load": run_load(r),
             "transport": {k: t.get(k) for k in ("name", "library", "version", "provider",
                                                 "options", "thresholds")},
             "pattern": r.pattern,

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .hostload import comparison_note
 from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
                        launch_one_way, regime_between, scope_words, t_quantile)
 from .lazy import scipy_stats as sps
@@ -103,6 +104,7 @@ class Comparison:
     time_label: str = "one-way latency (round trip / 2)"    # what the compared times are (units.py)
     claims: bool = False           # the marks speak for the configurations (several launches a side)
     scope: str = ""                # which launches the marks speak for, and the caveat: said once
+    load_note: str = ""            # the two sides' host load, when it must be said (hostload.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -185,6 +187,7 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     cmp.regimes = range_statements(cmp, lambda grp, conf: range_ratio(grp, infos, ya, yb, conf))
     mark_sizes(cmp)
     cmp.scope = scope_words(cmp.sizes) + family_words(len(cmp.regimes))
+    cmp.load_note = comparison_note(a_runs, b_runs)
     if count_launches(a_runs) > 1:
         cmp.launch_spread_a = launch_spread(a_runs)
     if count_launches(b_runs) > 1:

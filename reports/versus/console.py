@@ -29,6 +29,9 @@ def format_summary(doc: dict) -> str:
         parts.append(head)
         for w in run["warnings"]:
             parts.append(f"   warning: {w}")
+        hl = run.get("host_load")
+        if hl:
+            parts.append(f"   {'warning: ' if hl.get('loaded') else ''}host: {hl['words']}")
         m = sample_meaning(run["pattern"], run.get("pattern_params"))
         parts.append(f"   time = {m.time_label} (a sample is {m.sample_label}, divided by {m.divisor:g}); "
                      "bandwidth = bytes moved / median time; times in us")
@@ -147,6 +150,8 @@ def format_comparison(c: dict) -> str:
              f"{s['ratio']:.3f} [{s['ratio_ci'][0]:.3f}, {s['ratio_ci'][1]:.3f}]",
              f"{s['faster_pct']:+.1f} %", f"{s['p_value']:.2g}"] for s in c["sizes"]]
     parts.append(table(["", "bytes", "A us", "B us", "A/B [95% CI]", "A faster", "p"], rows))
+    if c.get("load_note"):
+        parts.append(f"host load: {c['load_note']}")
     if c["only_a"] or c["only_b"]:
         parts.append(f"sizes only in A: {c['only_a'] or 'none'}; only in B: {c['only_b'] or 'none'}")
     if c.get("invalid_a") or c.get("invalid_b"):

@@ -60,6 +60,7 @@ class SizeRecord:
     valid: bool | None = None
     validation: dict | None = None
     pair: tuple[int, int] | None = None   # the pair that measured it, when every pair ran at once
+    host_load: dict | None = None         # the host's load over this visit (hostload.py), when recorded
 
 
 @dataclass
@@ -262,7 +263,17 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
                       int(obj.get("round", 0) or 0), int(position) if isinstance(position, int) else None,
                       int(obj.get("pass", 0) or 0), obj.get("stop") if isinstance(obj.get("stop"), str) else None,
                       float(precision) if isinstance(precision, (int, float)) else None,
-                      1, valid, validation if valid is False else None, _pair_of(obj.get("pair"), where))
+                      1, valid, validation if valid is False else None, _pair_of(obj.get("pair"), where),
+                      _host_load_of(obj.get("host_load")))
+
+
+def _host_load_of(h: Any) -> dict | None:
+    """A size record's host_load: the finite fractions in [0, 1] it gives, others dropped."""
+    if not isinstance(h, dict):
+        return None
+    out = {k: float(v) for k, v in h.items() if k in ("waited", "others", "steal")
+           and isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1}
+    return out or None
 
 
 def _pair_of(p: Any, where: str) -> tuple[int, int] | None:

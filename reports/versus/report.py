@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .hostload import comparison_note, config_words
 from . import __version__
 from .analysis import Analysis, analyse_run, invalid_note
 from .compare import compare_runs, fmt_bytes, launch_spread
@@ -269,7 +270,8 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
         notes.append(f"Sizes whose payload check failed, {how}: {a.id}: "
                      f"{', '.join(map(str, cmp['invalid_a'])) or 'none'}; "
                      f"{b.id}: {', '.join(map(str, cmp['invalid_b'])) or 'none'}.")
-    return {"a": a.id, "b": b.id, "why": why, "notes": notes,
+    load_note = comparison_note(a.runs, b.runs, a.id, b.id)
+    return {"a": a.id, "b": b.id, "why": why, "notes": notes, "load_note": load_note,
             "scope": cmp["scope"], "claims": cmp["claims"],
             "statements": [{"mark": r["mark"], "text": short_statement(r), "ratio": r["ratio"],
                             "ratio_ci": r["ratio_ci"]} for r in cmp["regimes"]],
@@ -364,6 +366,7 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             if series else [],
             "comparisons": group_comparisons(members, pairs, include_invalid),
             "details": [{"id": c.id, "status": c.pooled.status, "warnings": c.pooled.warnings,
+                         "host_load": config_words(c.runs),
                          "table": detail_table(c), "regimes": regime_table(c),
                          "transitions": [dict(t.to_dict(), jump_words=jump_words(t.to_dict()))
                                          for t in c.analysis.transitions] if c.analysis else [],
