@@ -14,8 +14,11 @@ A false claim is any '+' or '-' (a size or a regime statement) in the comparison
 Prints per transport the rates over the rounds, with the per-size rate, and exits 1
 when a rate of comparisons with a claim exceeds the nominal 5 %.
 
+With --hogs N the rounds run with N CPU-bound processes pinned on CPUs 0 and 1 (the
+ranks' CPUs): a loaded node (bench/loaded_patterns.py's Hogs).
+
 usage: bench/aa_false_claims.py [--build DIR] [--transports shm,tcp] [--rounds 20]
-                                [--sizes 0:4M] [--keep DIR]
+                                [--sizes 0:4M] [--keep DIR] [--hogs N]
 """
 import argparse
 import os
@@ -69,6 +72,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--sizes", default="0:4M")
     ap.add_argument("--keep", help="keep the result files in this directory")
+    ap.add_argument("--hogs", type=int, default=0, help="CPU-bound processes pinned on CPUs 0,1 meanwhile (0)")
     a = ap.parse_args()
     runner = os.path.join(a.build, "core", "versus-run")
     if not os.access(runner, os.X_OK):
@@ -76,8 +80,13 @@ def main() -> int:
         return 2
     work = Path(a.keep or tempfile.mkdtemp(prefix="versus-aa-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"load average {loadavg()}; {a.rounds} rounds per transport; sizes {a.sizes}")
+    print(f"load average {loadavg()}; {a.rounds} rounds per transport; sizes {a.sizes}"
+          + (f"; {a.hogs} busy processes on CPUs 0,1" if a.hogs else ""))
     worst = 0.0
+    sys.path.insert(0, HERE)
+    from loaded_patterns import Hogs
+    hogs = Hogs(a.hogs)
+    hogs.__enter__()
     try:
         for tr in a.transports.split(","):
             one = dict(claim=0, diff=0, sizes=0, n=0)
@@ -105,6 +114,7 @@ def main() -> int:
             print(f"{tr}: 3 vs 3: {three['claim']}/{a.rounds} comparisons with a claim ({r3:.3f}); "
                   f"{three['sizes']}/{three['n']} sizes claimed; {time.monotonic() - t0:.0f} s")
     finally:
+        hogs.__exit__(None, None, None)
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 1 if worst > NOMINAL else 0
