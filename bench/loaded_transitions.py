@@ -24,6 +24,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "groundtruth"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "reports"))
 sys.path.insert(0, HERE)
 
 from loaded_patterns import Hogs  # noqa: E402
