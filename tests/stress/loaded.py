@@ -24,6 +24,8 @@ import vstest as vt
 
 sys.path.insert(0, os.path.join(os.environ.get("VERSUS_SOURCE_ROOT", "."), "bench"))
 import loaded_patterns as lp  # noqa: E402
+from versus.hostload import run_load  # noqa: E402
+from versus.load import load_file  # noqa: E402
 
 LAUNCHES = 2
 SLOWER = 5.0
@@ -48,12 +50,18 @@ def one(pattern, tag, env=None):
     return took, why, os.path.join(outdir, f"{transport}-{pattern}-{tag}.jsonl")
 
 
-def summary_words(path):
-    p = subprocess.run([sys.executable, "-m", "versus", "summary", path, "--json"], capture_output=True,
+def summary_text(path):
+    """`versus summary` of one file, through the command line, as a user reads it."""
+    p = subprocess.run([sys.executable, "-m", "versus", "summary", path], capture_output=True,
                        text=True, timeout=120, stdin=subprocess.DEVNULL)
     vt.check(p.returncode == 0, f"versus summary {os.path.basename(path)} exits 0 ({p.stderr.strip()[-200:]})")
-    (run,) = json.loads(p.stdout)["runs"]
-    return run.get("host_load")
+    return p.stdout
+
+
+def recorded_load(path):
+    """The run's host load as the summary reads it (hostload.run_load), in this process."""
+    (run,) = load_file(path)
+    return run_load(run)
 
 
 failures = []
@@ -70,11 +78,15 @@ for pattern in lp.PATTERNS:
             if took > limit:
                 failures.append(f"{pattern} launch {i}: {took:.2f} s, more than {SLOWER:g} x {ref:.2f} s + "
                                 f"{SLACK_S:g} s")
-            hl = summary_words(path)
+            hl = recorded_load(path)
             if not hl or not hl.get("loaded"):
-                failures.append(f"{pattern} launch {i}: the summary does not call the host loaded ({hl})")
-            else:
-                vt.log(f"  summary: {hl['words']}")
+                failures.append(f"{pattern} launch {i}: the record does not show a loaded host ({hl})")
+                continue
+            vt.log(f"  {hl['words']}")
+            if pattern == lp.PATTERNS[0] and i == 0:
+                text = summary_text(path)
+                vt.check("warning: host: measured on a loaded host" in text,
+                         "versus summary warns that the run was measured on a loaded host")
 if transport == "openmpi":
     env = {"OMPI_MCA_btl_vader_free_list_max": "8"}
     for i in range(3):
