@@ -620,11 +620,21 @@ def sbatch_script(camp: Campaign, config: str, results: Path, runner: str, quick
     cmd += ["--quick"] if quick else []
     cmd += ["--report", str(Path(report).resolve())] if report else []
     pkg = str(Path(__file__).resolve().parents[1])
+    for o in options:
+        # one #SBATCH line each: a line break would start a shell command in the script
+        if not re.fullmatch(r"--?[A-Za-z][A-Za-z0-9-]*(=[^\x00-\x1f\x7f]*)?", o):
+            raise InputError(f"--sbatch-option {o!r}: give one sbatch option on one line, as sbatch spells it "
+                             "(e.g. --sbatch-option=--time=01:00:00)")
+    out_dir = str(results.resolve())
+    if re.search(r"[\x00-\x1f\x7f]", out_dir + os.getcwd()):
+        raise InputError(f"the results directory {out_dir!r} or the current directory holds a control character "
+                         "(a line break in a batch script's #SBATCH line): choose another")
+    job = re.sub(r"[^A-Za-z0-9._-]", "-", Path(config).stem)
     lines = ["#!/bin/sh",
-             f"#SBATCH --job-name=versus-{Path(config).stem}",
+             f"#SBATCH --job-name=versus-{job}",
              f"#SBATCH --ntasks={ntasks}",
              *([f"#SBATCH --nodes={nodes}"] if nodes > 1 else []),
-             f"#SBATCH --output={results.resolve()}/slurm-%j.out",
+             f"#SBATCH --output={out_dir}/slurm-%j.out",
              "#SBATCH --open-mode=append",
              "#SBATCH --requeue"]
     lines += [f"#SBATCH {o}" for o in options]

@@ -16,15 +16,31 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+# text.parse_math off: every label is shown as written; a '$' in a host name, a date or a
+# configuration's label would otherwise start mathtext (and a malformed one raise)
 matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "versus", "font.size": 9,
-                            "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7})
+                            "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7,
+                            "text.parse_math": False})
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
           "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39", "#7b4173"]
 
 
 def plain(label: str) -> str:
-    """A label drawn as text, never as mathtext."""
-    return str(label).replace("$", r"\$")
+    """A label as matplotlib shows it: as written (mathtext is off, text.parse_math)."""
+    return str(label)
+
+
+def safe_name(name: str) -> str:
+    """A figure's name as an HTML id, the prefix of its SVG's internal ids and a file name:
+    letters, digits and '-' only (LaTeX's \\includegraphics takes no escaped '_').  Names carry
+    a results file's pattern, variant and labels; anything else in them becomes '-', and a
+    short hash of the whole name keeps two names that differ only there apart (at most 100
+    characters)."""
+    import hashlib
+    clean = re.sub(r"[^A-Za-z0-9-]", "-", str(name))
+    if clean != name or len(clean) > 100:
+        clean = clean[:88] + "-" + hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return clean
 
 
 def _bytes_tick(v, _pos=None) -> str:
@@ -67,6 +83,7 @@ def _svg_text(fig, prefix: str) -> str:
 
 
 def _emit(fig, name: str, pdf_dir: Path | None) -> dict:
+    name = safe_name(name)
     out = {"name": name}
     if pdf_dir is not None:
         path = pdf_dir / f"{name}.pdf"

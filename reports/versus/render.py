@@ -116,12 +116,19 @@ def fmt_value(v, kind: str = "text") -> str:
     raise ValueError(f"unknown cell format {kind!r}")
 
 
+def _safe_id(v) -> str:
+    """An element id (HTML) or label (LaTeX) from names a results file carries (plots.safe_name)."""
+    from .plots import safe_name
+    return safe_name(str(v))
+
+
 def _common_filters(env: jinja2.Environment) -> None:
     env.filters["fmt"] = fmt_value
     env.filters["sig"] = sig
     env.filters["bytes"] = lambda v: fmt_value(v, "bytes")
     env.filters["us"] = lambda v: fmt_value(v, "us")
     env.filters["mbps"] = lambda v: fmt_value(v, "mbps")
+    env.filters["id"] = _safe_id
 
 
 def html_env() -> jinja2.Environment:

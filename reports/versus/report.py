@@ -346,7 +346,7 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             r = summary_row(c, floor)
             r["n_transitions"] = len(r["transitions"])
             rows.append(r)
-        gname = f"{key[0]}-{key[1]}".strip("-") or "runs"
+        gname = plots.safe_name(f"{key[0]}-{key[1]}".strip("-") or "runs")
         series = [{"label": c.id, "sizes": c.sizes} for c in members if c.sizes]
         fl = next((s for s in series if floor is not None and s["label"] == floor.id), None)
         meaning = run_meaning(members[0].pooled)
