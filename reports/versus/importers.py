@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,11 +55,57 @@ def _command(lines: list[str]) -> str | None:
     return next((ln.strip()[2:].strip() for ln in lines if ln.strip().startswith("$ ")), None)
 
 
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def _num(s: str, where: str) -> float:
-    try:
-        return float(s)
-    except ValueError:
-        raise InputError(f"{where}: {s!r} is not a number") from None
+    """A finite decimal number as the tools print them; 'inf', 'nan', hex and the like refused."""
+    if not NUMBER.fullmatch(s):
+        raise InputError(f"{where}: {s!r} is not a number")
+    v = float(s)
+    if not math.isfinite(v):
+        raise InputError(f"{where}: {s!r} is out of range")
+    return v
+
+
+def _size(s: str, where: str) -> int:
+    """A message size: a whole number of bytes, 0 or more."""
+    if not re.fullmatch(r"\d{1,15}", s):
+        raise InputError(f"{where}: {s!r} is not a message size (a whole number of bytes)")
+    return int(s)
+
+
+# the unit in a column header's parentheses, to ns (times) or to MB/s = 10^6 B/s (rates)
+TIME_UNITS = {"ns": 1.0, "us": 1e3, "usec": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9}
+RATE_UNITS = {"mb/s": 1.0, "mbytes/sec": 1.0, "mb/sec": 1.0, "gb/s": 1e3, "kb/s": 1e-3, "b/s": 1e-6,
+              "mib/s": 1.048576, "gib/s": 1073.741824, "kib/s": 1.024e-3}
+RATE_BITS = {"mbit/s": 0.125, "gbit/s": 125.0, "kbit/s": 1.25e-4}
+
+
+def _unit(header: str) -> str | None:
+    m = re.search(r"\(([^()]*)\)\s*$", header)
+    return m.group(1).strip() if m else None
+
+
+def _time_factor(header: str, default: str, where: str) -> tuple[float, str]:
+    u = _unit(header) or default
+    f = TIME_UNITS.get(u if u in TIME_UNITS else u.lower())
+    if f is None:
+        raise InputError(f"{where}: column {header!r}: unit {u!r} is not a time versus knows "
+                         f"({', '.join(TIME_UNITS)})")
+    return f, u
+
+
+def _rate_factor(header: str, default: str, where: str) -> tuple[float, str]:
+    u = _unit(header) or default
+    if u in ("Mb/s", "Gb/s", "Kb/s", "kb/s") and u[1] == "b":
+        # a lower-case b after the prefix is bits (OSU's --units, iperf)
+        return {"M": 0.125, "G": 125.0, "K": 1.25e-4, "k": 1.25e-4}[u[0]], u
+    f = RATE_UNITS.get(u.lower()) or RATE_BITS.get(u.lower())
+    if f is None:
+        raise InputError(f"{where}: column {header!r}: unit {u!r} is not a rate versus knows "
+                         f"(MB/s, Mb/s, GB/s, MiB/s, ...)")
+    return f, u
 
 
 def _bytes_with_suffix(s: str, where: str, base: int = 1024) -> int:
@@ -99,8 +146,21 @@ def parse_osu(text: str, name: str) -> list[Imported]:
             continue
         if s.startswith("#"):
             body = s.lstrip("#").strip()
+            if OSU_TITLE.match(s) or (body.lower().startswith("size") and imp.rows):
+                raise InputError(f"{name}:{j}: a second OSU table in one file: import each table from its own file")
             if body.lower().startswith("size"):
-                header = [h.strip().lower() for h in re.split(r"\s{2,}", body)]
+                raw = [h.strip() for h in re.split(r"\s{2,}", body)]
+                header = [h.lower() for h in raw]
+                factors = {}
+                for h, r in zip(header[1:], raw[1:]):
+                    if "lat" in h:
+                        factors[h] = _time_factor(r, "us", f"{name}:{j}")
+                    elif "/s" in h or "bandwidth" in h:
+                        factors[h] = _rate_factor(r, "MB/s", f"{name}:{j}")
+                units = sorted({f"{u}" for _, u in factors.values()})
+                if any(u not in ("us", "MB/s") for u in units):
+                    imp.conversions.append("units from the header: " + ", ".join(
+                        f"{h} x{f:g}" for h, (f, u) in factors.items()))
             elif body.lower().startswith("datatype"):
                 imp.conversions.append(f"datatype: {body.split(':', 1)[1].strip().rstrip('.')}")
             continue
@@ -110,15 +170,19 @@ def parse_osu(text: str, name: str) -> list[Imported]:
         if len(cols) != len(header):
             raise InputError(f"{name}:{j}: {len(cols)} columns where the header names {len(header)} "
                              f"({', '.join(header)})")
-        row: dict = {"bytes": int(_num(cols[0], f"{name}:{j}"))}
+        row: dict = {"bytes": _size(cols[0], f"{name}:{j}")}
         for h, v in zip(header[1:], cols[1:]):
             x = _num(v, f"{name}:{j}")
             if "lat" in h:     # Latency (us), Avg Latency(us), P50 Tail Lat(us), Min/Max Latency(us)
+                if x <= 0:
+                    raise InputError(f"{name}:{j}: a latency of {v!r}: a time must be above 0")
                 key = ("one_way_ns" if h.startswith(("latency", "avg")) else
                        h.split()[0].replace("%", "") + "_one_way_ns")
-                row[key] = x * 1e3
-            elif "mb/s" in h:
-                row["bandwidth_MBps"] = x
+                row[key] = x * factors[h][0]
+            elif h in factors:
+                if x < 0:
+                    raise InputError(f"{name}:{j}: a bandwidth of {v!r}: a rate cannot be below 0")
+                row["bandwidth_MBps"] = x * factors[h][0]
             elif h.startswith("iterations"):
                 row["iterations"] = int(x)
             else:

@@ -1,0 +1,38 @@
+"""OSU tables read with the units their headers name: ms and ns latencies, megabit rates; what
+versus cannot interpret (an unknown unit, a second table, a non-finite, cut or negative figure, a
+fractional size) is refused with the file and line, never read as something else."""
+import pytest
+
+from versus.importers import import_text
+from versus.load import InputError
+
+LAT = "# OSU MPI Latency Test v7.1\n# Size          Latency ({u})\n0                       {a}\n8                       {b}\n"
+BW = "# OSU MPI Bandwidth Test v7.1\n# Size      Bandwidth ({u})\n8                       {a}\n1024                    {b}\n"
+
+
+@pytest.mark.parametrize("unit,factor", [("us", 1e3), ("ms", 1e6), ("ns", 1.0), ("s", 1e9)])
+def test_latency_units(unit, factor):
+    (imp,) = import_text(LAT.format(u=unit, a="1.50", b="2.25"), "osu.txt")
+    assert [r["one_way_ns"] for r in imp.rows] == pytest.approx([1.5 * factor, 2.25 * factor])
+
+
+@pytest.mark.parametrize("unit,factor", [("MB/s", 1.0), ("Mb/s", 0.125), ("GB/s", 1e3), ("MiB/s", 1.048576)])
+def test_bandwidth_units(unit, factor):
+    (imp,) = import_text(BW.format(u=unit, a="800.00", b="1600.00"), "osu.txt")
+    assert [r["bandwidth_MBps"] for r in imp.rows] == pytest.approx([800 * factor, 1600 * factor])
+
+
+@pytest.mark.parametrize("text,words", [
+    (LAT.format(u="furlongs", a="1.0", b="2.0"), "unit 'furlongs'"),
+    (LAT.format(u="us", a="0.", b="2.0"), "above 0"),
+    (LAT.format(u="us", a="inf", b="2.0"), "not a number"),
+    (LAT.format(u="us", a="1e999", b="2.0"), "out of range"),
+    (LAT.format(u="us", a="-1.0", b="2.0"), "above 0"),
+    (LAT.format(u="us", a="1.0", b="2.0").replace("\n8 ", "\n8.5 "), "not a message size"),
+    (LAT.format(u="us", a="1.0", b="2.0").replace("\n8 ", "\n-8 "), "not a message size"),
+    (LAT.format(u="us", a="1.0", b="2.0") + LAT.format(u="us", a="1.0", b="2.0"), "second OSU table"),
+])
+def test_what_cannot_be_read_is_refused_with_its_line(text, words):
+    with pytest.raises(InputError) as e:
+        import_text(text, "osu.txt")
+    assert words in str(e.value) and "osu.txt:" in str(e.value)
