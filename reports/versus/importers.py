@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .load import InputError
+from .load import InputError, read_input
 
 FORMATS = ("osu", "imb", "netpipe", "ucx_perftest", "fi_pingpong")
 MIB = 1048576.0
@@ -476,6 +476,16 @@ PARSERS = {"osu": parse_osu, "imb": parse_imb, "netpipe": parse_netpipe,
            "ucx_perftest": parse_ucx_perftest, "fi_pingpong": parse_fi_pingpong}
 
 
+NP_ROW = re.compile(r"\s*\d+\s+[\d.eE+-]+\s+[\d.eE+-]+(?:\s+[\d.eE+-]+)?\s*")
+
+
+def _netpipe_table(text: str) -> bool:
+    """Every non-empty line a NetPIPE .out row (size, then 2 or 3 numbers): checked line by line,
+    in time linear in the text (one pattern over the whole text backtracked exponentially)."""
+    rows = [ln for ln in text.split("\n") if ln.strip()]
+    return bool(rows) and all(NP_ROW.fullmatch(ln) for ln in rows)
+
+
 def guess_format(text: str, name: str) -> str:
     """The format when exactly one tool's signature is in the text."""
     found = []
@@ -483,7 +493,7 @@ def guess_format(text: str, name: str) -> str:
         found.append("osu")
     if IMB_VERSION.search(text) or re.search(r"^#\s*Benchmarking\s+\S+", text, re.M):
         found.append("imb")
-    if re.search(NP_LINE.pattern, text, re.M) or re.fullmatch(r"(\s*\d+\s+[\d.eE+-]+\s+[\d.eE+-]+(\s+[\d.eE+-]+)?\s*\n?)+", text):
+    if re.search(NP_LINE.pattern, text, re.M) or _netpipe_table(text):
         found.append("netpipe")
     if "ucx_perftest" in text or re.search(r"^\s*Final:\s", text, re.M) or "overhead (usec)" in text:
         found.append("ucx_perftest")
@@ -541,10 +551,7 @@ def records(imp: Imported, source: str, text: str, index: int = 0) -> list[dict]
 
 
 def import_file(path: str, fmt: str | None = None, sizes: list[int] | None = None) -> tuple[list[Imported], str]:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as ex:
-        raise InputError(f"{path}: cannot read: {ex.strerror or ex}") from None
+    text = read_input(path, limit=64 << 20, errors="replace")   # a tool's text output: a few MB at most
     return import_text(text, path, fmt, sizes), text
 
 

@@ -334,16 +334,47 @@ def split_pairs(run: Run) -> list[Run]:
     return out
 
 
+MAX_INPUT_BYTES = 8 << 30   # a results file of ten thousand sizes is a few hundred MB
+
+
+def read_input(path: str | Path, limit: int = MAX_INPUT_BYTES, errors: str = "strict") -> str:
+    """The text of an input file: a regular file of at most `limit` bytes (a FIFO would block
+    for ever, a device such as /dev/zero never ends), UTF-8.  InputError otherwise."""
+    import stat
+    name = str(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as ex:
+        raise InputError(f"{name}: cannot read: {ex.strerror or ex}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{name}: a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{name}: not a regular file (a pipe or a device): save it to a file first")
+        if st.st_size > limit:
+            raise InputError(f"{name}: {st.st_size} bytes, more than the {limit} an input may have")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(limit + 1)
+    except OSError as ex:
+        raise InputError(f"{name}: cannot read: {ex.strerror or ex}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > limit:
+        raise InputError(f"{name}: more than the {limit} bytes an input may have")
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as ex:
+        raise InputError(f"{name}: not UTF-8 text ({ex.reason})") from None
+
+
 def load_file(path: str | Path) -> list[Run]:
     """Read one JSONL result file; return its runs (normally exactly one)."""
     path = Path(path)
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as ex:
-        raise InputError(f"{name}: cannot read: {ex.strerror or ex}") from None
-    except UnicodeDecodeError as ex:
-        raise InputError(f"{name}: not UTF-8 text ({ex.reason})") from None
+    text = read_input(path)
     lines = text.split("\n")
     truncated_tail = not text.endswith("\n")
     runs: list[Run] = []

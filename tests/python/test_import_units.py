@@ -36,3 +36,27 @@ def test_what_cannot_be_read_is_refused_with_its_line(text, words):
     with pytest.raises(InputError) as e:
         import_text(text, "osu.txt")
     assert words in str(e.value) and "osu.txt:" in str(e.value)
+
+
+def test_the_format_guess_is_linear_in_the_text():
+    import time
+    from versus.importers import guess_format
+    for n in (30, 3000):
+        t0 = time.monotonic()
+        with pytest.raises(InputError):
+            guess_format("1 2 3 " * n + "x", "x.txt")     # took 53 s at 98 bytes with one nested pattern
+        assert time.monotonic() - t0 < 2.0
+
+
+def test_pipes_devices_and_folders_are_refused_not_waited_on(tmp_path):
+    import os
+    from versus.importers import import_file
+    from versus.load import load_file
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for reader in (load_file, import_file):
+        for p, words in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+                         (tmp_path, "a directory")):
+            with pytest.raises(InputError) as e:
+                reader(str(p))
+            assert words in str(e.value)
