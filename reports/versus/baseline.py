@@ -294,7 +294,8 @@ def add_parser(sub) -> None:
     s.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="launches of one configuration")
     s.add_argument("-o", "--output", required=True, metavar="BASE.json")
     s.add_argument("--tolerance", action="append", metavar="RULE",
-                   help=f"METRIC[@FROM-TO]:LOWER,UPPER (repeatable, later rules win; default {DEFAULT_TOLERANCE}); "
+                   help=f"METRIC[@FROM-TO]:LOWER,UPPER (repeatable, later rules win; default "
+                        f"{DEFAULT_TOLERANCE.replace('%', '%%')}); "
                         "METRIC latency or bandwidth; bounds in %% or us / MB/s; e.g. bandwidth@64K-:-10%%,+inf")
     s.set_defaults(func=_cmd_save)
     b.set_defaults(func=lambda a: (b.print_help(), 2)[1])
