@@ -235,6 +235,40 @@ def _checked(obj: dict[str, Any], samples: np.ndarray, where: str) -> None:
                          "or damaged after the run wrote it; measure again or restore the file")
 
 
+def _whole(v: Any, lo: int = 0, hi: int = 2 ** 53) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+# the run record's fields the analysis reads, and what each must be when present (null: absent)
+RUN_FIELD_KINDS = {"transport": dict, "env": dict, "hosts": list, "pattern_params": dict, "placement": dict,
+                   "topology": dict, "timer": dict, "schedule": dict, "iterations": dict, "launcher": dict,
+                   "warnings": list, "host_load": dict, "pattern": str, "variant": str}
+
+
+def _check_run_fields(obj: dict[str, Any], where: str) -> None:
+    """Refuse a run record whose fields are not of their kind (a hand-edited or damaged file):
+    one InputError naming the field, rather than a failure deep in the analysis."""
+    for key, kind in RUN_FIELD_KINDS.items():
+        v = obj.get(key)
+        if v is not None and not isinstance(v, kind):
+            raise InputError(f"{where}: '{key}' must be {'an object' if kind is dict else 'a list' if kind is list else 'text'}"
+                             f" (got {type(v).__name__})")
+    for key in ("launch_id", "ranks"):
+        if obj.get(key) is not None and not _whole(obj[key], 0, 2 ** 31):
+            raise InputError(f"{where}: '{key}' must be a whole number, 0 or more (got {obj[key]!r})")
+    hosts = obj.get("hosts")
+    if hosts is not None and not all(isinstance(h, str) for h in hosts):
+        raise InputError(f"{where}: 'hosts' must be a list of host names")
+    t = obj.get("transport")
+    if t is not None:
+        for key in ("name", "library", "version", "provider"):
+            if t.get(key) is not None and not isinstance(t[key], str):
+                raise InputError(f"{where}: transport '{key}' must be text (got {type(t[key]).__name__})")
+        for key in ("options", "thresholds", "attrs"):
+            if t.get(key) is not None and not isinstance(t[key], dict):
+                raise InputError(f"{where}: transport '{key}' must be an object")
+
+
 def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     b = obj.get("bytes")
     if not isinstance(b, int) or isinstance(b, bool) or b < 0:
@@ -244,8 +278,13 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
         raise InputError(f"{where}: negative sample in 'samples_ns'")
     _checked(obj, samples, where)
     batch = obj.get("batch", 1)
-    if not isinstance(batch, int) or batch < 1:
+    if not _whole(batch, 1):
         raise InputError(f"{where}: 'batch' must be a positive integer")
+    for key in ("warmup", "round", "pass", "iterations"):
+        if obj.get(key) is not None and not _whole(obj[key]):
+            raise InputError(f"{where}: '{key}' must be a whole number, 0 or more (got {obj[key]!r})")
+    if obj.get("elapsed_ns") is not None and not _whole(obj["elapsed_ns"], 0, 2 ** 63):
+        raise InputError(f"{where}: 'elapsed_ns' must be a whole number of ns (got {obj['elapsed_ns']!r})")
     extra = {}
     for key, val in obj.items():
         if key.endswith("_ns") and key not in ("samples_ns", "elapsed_ns") and isinstance(val, list):
@@ -400,6 +439,7 @@ def load_file(path: str | Path) -> list[Run]:
             if schema not in SCHEMA_VERSIONS:
                 raise InputError(f"{where}: unknown schema version {schema!r} "
                                  f"(this reader knows {', '.join(map(str, SCHEMA_VERSIONS))})")
+            _check_run_fields(obj, where)
             cur = Run(name, obj, [], None)
             runs.append(cur)
             for w in obj.get("warnings") or []:
