@@ -137,9 +137,14 @@ def rebuild(db: str, paths: list[str]) -> tuple[int, int]:
                     total += 1
                     added += add_run(con, r)
     con.close()
-    tmp.replace(target)
     for s in skipped:
         print(f"versus history rebuild: skipped {s}")
+    if total == 0 and target.exists():
+        # nothing usable read: keep the store as it is rather than replace it with an empty one
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"no usable run in {', '.join(paths)} ({len(skipped)} file(s) skipped): "
+                         f"{db} left as it was")
+    tmp.replace(target)
     return added, total
 
 

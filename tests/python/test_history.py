@@ -70,3 +70,14 @@ def test_cli(tmp_path, capsys):
     assert s["unit"] == "MB/s" and len(s["changes"]) == 1
     assert s["points"][0]["value"] > s["points"][-1]["value"]      # slower later: less bandwidth
     assert main(["history", "show", "--db", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_a_rebuild_from_nothing_usable_keeps_the_store(tmp_path, capsys):
+    db = str(tmp_path / "h.sqlite")
+    add_files(db, history(tmp_path / "", name="keep")[:3])
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "bad.jsonl").write_text("not json\n")
+    assert main(["history", "rebuild", str(junk), "--db", db]) == 2
+    assert "left as it was" in capsys.readouterr().err
+    assert len(series(db, 1024)[0]["points"]) == 3
