@@ -203,6 +203,21 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                                   or np_ % nodes):
             raise InputError(f"{where}: nodes must be a whole number that divides np = {np_} "
                              f"(got {nodes!r}): the ranks are spread evenly")
+        # text fields versus-run takes as one argument: a list or a number here would reach it as
+        # Python's spelling of one and fail at run time with the reason buried in campaign.json
+        for k, example in (("sizes", "\"0:4M\" or \"8,64,1K\""), ("quick_sizes", "\"8,1K,64K\""),
+                           ("cpus", "\"0,1\""), ("placement", "\"auto\""), ("pattern", "\"pingpong\""),
+                           ("transport", "\"shm\"")):
+            if e.get(k) is not None and not isinstance(e[k], str):
+                raise InputError(f"{where}: {k} must be a string, e.g. {k} = {example} (got {e[k]!r})")
+        if e.get("batch") is not None and not (isinstance(e["batch"], str) or
+                                               (isinstance(e["batch"], int) and not isinstance(e["batch"], bool))):
+            raise InputError(f"{where}: batch must be a whole number or \"auto\" (got {e['batch']!r})")
+        if not all(isinstance(v, str) for v in variants):
+            raise InputError(f"{where}: variants must be a list of variant names (got {variants!r})")
+        for k, v in (("extra_args", extra), ("launcher_args", launcher_args)):
+            if not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in v):
+                raise InputError(f"{where}: {k} must be a list of strings")
         sizes = str(e.get("quick_sizes") if scale < 1 and e.get("quick_sizes") else e.get("sizes", "0:4M"))
         for variant in variants:
             cid = rid if len(variants) == 1 or not variant else f"{rid}-{variant}"

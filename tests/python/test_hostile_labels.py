@@ -53,3 +53,13 @@ def test_a_line_break_in_an_sbatch_option_is_refused(tmp_path, monkeypatch, caps
     assert rc == 0
     script = (tmp_path / "r" / "campaign.sbatch").read_text()
     assert "#SBATCH --time=01:00:00\n#SBATCH -N2\n" in script and "touch" not in script
+
+
+def test_campaign_type_errors_are_reported_at_load_time(tmp_path, capsys):
+    for line, words in (("cpus = [0, 1]", "cpus must be a string"), ('sizes = ["8"]', "sizes must be a string"),
+                        ("sizes = 8", "sizes must be a string"), ("variants = [1]", "variants must be a list"),
+                        ("batch = [2]", "batch must be a whole number")):
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'title = "t"\n[[run]]\nid = "a"\ntransport = "shm"\n{line}\n', encoding="utf-8")
+        assert cli_main(["campaign", str(cfg), "--sbatch", "--results", str(tmp_path / "r")]) == 2, line
+        assert words in capsys.readouterr().err, line
