@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .launches import CLAIM_LAUNCHES
-from .load import InputError, output_dir
+from .load import InputError, output_dir, read_input
 from . import modules as vsmod
 from .progress import Progress
 
@@ -108,9 +108,13 @@ def _whole(obj: dict, key: str, where: str, default=None, least: int = 0):
 def _seconds(obj: dict, key: str, where: str, default: float) -> float:
     """obj[key] as a number of seconds above 0, or default."""
     v = obj.get(key, default)
-    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
-        raise InputError(f"{where}: {key} must be a number of seconds above 0 (got {v!r})")
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or not 0 < v <= MAX_SECONDS:
+        raise InputError(f"{where}: {key} must be a number of seconds above 0 and at most {MAX_SECONDS} "
+                         f"(a week; got {v!r})")
     return float(v)
+
+
+MAX_SECONDS = 7 * 24 * 3600
 
 
 def _check_keys(obj: dict, allowed: set, where: str) -> None:
@@ -132,7 +136,9 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
     """Parse and expand a campaign file; scale < 1 reduces iterations and uses quick_sizes."""
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_input(path, limit=16 << 20))
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to be a campaign") from None
     except OSError as ex:
         raise InputError(f"{path}: cannot read: {ex.strerror or ex}") from None
     except UnicodeDecodeError:

@@ -63,3 +63,14 @@ def test_campaign_type_errors_are_reported_at_load_time(tmp_path, capsys):
         cfg.write_text(f'title = "t"\n[[run]]\nid = "a"\ntransport = "shm"\n{line}\n', encoding="utf-8")
         assert cli_main(["campaign", str(cfg), "--sbatch", "--results", str(tmp_path / "r")]) == 2, line
         assert words in capsys.readouterr().err, line
+
+
+def test_campaign_files_that_are_not_campaigns_exit_2(tmp_path, capsys):
+    cases = {"huge.toml": ('title = "t"\ntimeout = 1e10\n[[run]]\nid = "a"\ntransport = "shm"\n', "at most"),
+             "deep.toml": ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply")}
+    for name, (text, words) in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert cli_main(["campaign", str(tmp_path / name), "--sbatch", "--results", str(tmp_path / "r")]) == 2
+        assert words in capsys.readouterr().err, name
+    assert cli_main(["campaign", "/dev/zero", "--sbatch", "--results", str(tmp_path / "r")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
