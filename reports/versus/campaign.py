@@ -136,7 +136,13 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
     """Parse and expand a campaign file; scale < 1 reduces iterations and uses quick_sizes."""
     path = Path(path)
     try:
-        doc = tomllib.loads(read_input(path, limit=16 << 20))
+        try:
+            text = read_input(path, limit=16 << 20)
+        except InputError as ex:
+            if "not UTF-8" in str(ex):
+                raise InputError(f"{path}: not a text file (a campaign is TOML, UTF-8)") from None
+            raise
+        doc = tomllib.loads(text)
     except RecursionError:
         raise InputError(f"{path}: nested too deeply to be a campaign") from None
     except OSError as ex:

@@ -395,7 +395,15 @@ def read_input(path: str | Path, limit: int = MAX_INPUT_BYTES, errors: str = "st
             raise InputError(f"{name}: {st.st_size} bytes, more than the {limit} an input may have")
         with os.fdopen(fd, "rb") as f:
             fd = -1
-            data = f.read(limit + 1)
+            # read what is there (read(n) would reserve n bytes up front), in chunks, at most limit + 1
+            parts, got = [], 0
+            while got <= limit:
+                chunk = f.read(min(1 << 24, limit + 1 - got))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                got += len(chunk)
+            data = b"".join(parts)
     except OSError as ex:
         raise InputError(f"{name}: cannot read: {ex.strerror or ex}") from None
     finally:

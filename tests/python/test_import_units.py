@@ -60,3 +60,17 @@ def test_pipes_devices_and_folders_are_refused_not_waited_on(tmp_path):
             with pytest.raises(InputError) as e:
                 reader(str(p))
             assert words in str(e.value)
+
+
+def test_reading_an_input_reserves_no_more_than_it_holds(tmp_path):
+    """read_input bounds what it reads without reserving the bound: under a 1 GiB address-space limit a
+    small file loads (a read(8 GiB + 1) reserved 8 GiB at once, and the corpus's runs were killed)."""
+    import subprocess
+    import sys
+    import synth
+    p = synth.write_run(tmp_path / "r.jsonl", synth.hockney(1000, 0.1), [8, 64], count=10)
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+            "from versus.load import load_file; from versus.importers import import_file; "
+            f"print(len(load_file({str(p)!r})[0].sizes))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "2", r.stderr[-500:]
