@@ -393,6 +393,7 @@ def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None
         tr.noise_rel = fit.rel_noise
         z95 = 1.959963984540054
         ci = [(jump - z95 * pred_se) / 1e3, (jump + z95 * pred_se) / 1e3]
+        estimate = None
         if replicates is not None and len(replicates[0]) >= MIN_REPLICATES:
             reps = replicates[0]
             tr.replicate_t, tr.replicates = replicate_test(x, reps, A, B, kind), len(reps)
@@ -407,13 +408,22 @@ def classify(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None = None
                 centre, se = _replicate_centre_se(x, reps, A, B, kind)
                 half = float(scipy_stats.t.ppf(0.975, len(reps) - 1)) * se
                 ci = [(centre - half) / 1e3, (centre + half) / 1e3]
+                estimate = centre
         elif test_noise:
             tr.between_sizes_p = between_sizes_test(x, fit.y, A, B, kind, window)
             tr.test_level, tr.window_sizes = alpha, (window if kind == "step" else None)
             tr.stands_out = tr.between_sizes_p < alpha
             if kind == "step":
                 sized = step_interval(x, fit.y, A, B, window)
-                ci = [v / 1e3 for v in sized] if sized is not None else ci
+                if sized is not None:
+                    ci = [v / 1e3 for v in sized]
+                    ra, rb = _edge_levels(x, fit.y, A, B, window)
+                    estimate = float(np.median((rb[:, None] - ra[None, :]).ravel()))   # Hodges-Lehmann
+        if kind == "step" and estimate is not None:
+            # one value: the step's height is the estimate its interval is built around (the lines'
+            # difference at the gap extrapolates both regimes and may lie outside that interval)
+            tr.jump_us = estimate / 1e3
+            tr.effect_rel = estimate / level
         tr.jump_ci_us = ci
         out.append(tr)
     return out
