@@ -21,6 +21,7 @@ usage: bench/aa_false_claims.py [--build DIR] [--transports shm,tcp] [--rounds 2
                                 [--sizes 0:4M] [--keep DIR] [--hogs N]
 """
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -85,9 +86,9 @@ def main() -> int:
     worst = 0.0
     sys.path.insert(0, HERE)
     from loaded_patterns import Hogs
-    hogs = Hogs(a.hogs)
-    hogs.__enter__()
+    stack = contextlib.ExitStack()
     try:
+        stack.enter_context(Hogs(a.hogs))
         for tr in a.transports.split(","):
             one = dict(claim=0, diff=0, sizes=0, n=0)
             three = dict(claim=0, sizes=0, n=0)
@@ -114,7 +115,7 @@ def main() -> int:
             print(f"{tr}: 3 vs 3: {three['claim']}/{a.rounds} comparisons with a claim ({r3:.3f}); "
                   f"{three['sizes']}/{three['n']} sizes claimed; {time.monotonic() - t0:.0f} s")
     finally:
-        hogs.__exit__(None, None, None)
+        stack.close()
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 1 if worst > NOMINAL else 0

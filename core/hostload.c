@@ -17,23 +17,27 @@ static int follows(const vs_hostload_t *h, int cpu)
     return 0;
 }
 
-/* utime + stime of pid (fields 14 and 15 of /proc/PID/stat), 0 when gone. */
-static uint64_t pid_ticks(int pid)
+const char *vs_proc_stat_fields(int pid, char *buf, size_t len)
 {
-    char path[64], buf[1024];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     FILE *f = fopen(path, "r");
     if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+        return NULL;
+    size_t n = fread(buf, 1, len - 1, f);
     fclose(f);
     buf[n] = 0;
-    /* the command name (field 2) may hold spaces and parentheses: start after its last ')' */
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
+    const char *p = strrchr(buf, ')');
+    return p ? p + 1 : NULL;
+}
+
+/* utime + stime of pid (fields 14 and 15 of /proc/PID/stat), 0 when gone. */
+static uint64_t pid_ticks(int pid)
+{
+    char buf[1024];
+    const char *p = vs_proc_stat_fields(pid, buf, sizeof buf);
     unsigned long long ut = 0, st = 0;
-    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return 0;
     return (uint64_t)(ut + st);
 }
@@ -140,9 +144,7 @@ int vs_hostload_init(vs_hostload_t *h, const int *cpus, int ncpu, const int *pid
             h->pids[h->npid++] = pids[i];
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     h->ncpu_online = online > 0 ? (int)online : -1;
-    int rc = vs_hostload_loadavg(h->loadavg, &h->running);
+    vs_hostload_loadavg(h->loadavg, &h->running); /* NaN and -1 when /proc/loadavg is unreadable */
     vs_hostload_take(h, &h->start);
-    if (!h->start.ok)
-        return -ENOENT;
-    return rc;
+    return h->start.ok ? 0 : -ENOENT;
 }

@@ -20,6 +20,7 @@
 #ifndef VS_HOSTLOAD_H
 #define VS_HOSTLOAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define VS_HOSTLOAD_MAX 64 /* measuring CPUs and local ranks followed (more are left out) */
@@ -43,8 +44,8 @@ typedef struct vs_hostload {
 } vs_hostload_t;
 
 /* Follow cpus (the measuring CPUs) and pids (this run's ranks on the host);
- * takes the start snapshot and load averages.  Returns 0 or -errno (no /proc:
- * the run records no load then). */
+ * takes the start snapshot and load averages.  Returns 0, or -ENOENT when
+ * /proc/stat could not be read (the run records no load then). */
 int vs_hostload_init(vs_hostload_t *h, const int *cpus, int ncpu, const int *pids, int npid);
 
 void vs_hostload_take(const vs_hostload_t *h, vs_hostload_snap_t *s);
@@ -57,6 +58,11 @@ typedef struct vs_hostload_span {
  * min_ticks or more (VS_HOSTLOAD_MIN_TICKS for a visit; a whole run may take fewer). */
 void vs_hostload_between(const vs_hostload_snap_t *a, const vs_hostload_snap_t *b, int npid, uint64_t min_ticks,
                          vs_hostload_span_t *out);
+
+/* The fields of /proc/PID/stat after the command name (field 3, the state, on): buf
+ * holds the file, the return points into it; NULL when the process is gone.  The
+ * name in parentheses may hold anything, so the fields start after its last ')'. */
+const char *vs_proc_stat_fields(int pid, char *buf, size_t len);
 
 /* 1-, 5- and 15-minute load averages and runnable tasks now; -errno without /proc. */
 int vs_hostload_loadavg(double la[3], int *running);

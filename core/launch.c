@@ -1,6 +1,7 @@
 /* Launching without MPI: launcher environment detection and the embedded
  * local launcher.  The TCP rendezvous bootstrap is in launch_tcp.c. */
 #include "launch.h"
+#include "hostload.h"
 #include "watchdog.h"
 
 #include <errno.h>
@@ -310,16 +311,9 @@ static int vs_children_reap(const pid_t *pids, int *done, int *codes, int n, int
  * the notice that a peer ended, nor reach its own timeout. */
 static int vs_pid_stopped(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* the name in parentheses may hold anything */
-    return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+    char buf[512];
+    const char *p = vs_proc_stat_fields((int)pid, buf, sizeof buf);
+    return p && p[0] == ' ' && (p[1] == 'T' || p[1] == 't');
 }
 
 /* Stopped and still stopped a moment later: LeakSanitizer stops a process with

@@ -142,7 +142,7 @@ static void hostload_start(session_t *s)
             if (CPU_ISSET(c, &set))
                 cpus[nc++] = c;
     }
-    if (vs_hostload_init(&s->load, cpus, nc, pids, np) == 0 || s->load.start.ok)
+    if (vs_hostload_init(&s->load, cpus, nc, pids, np) == 0)
         r->load = &s->load;
 }
 

@@ -46,14 +46,13 @@ def run_load(run) -> dict | None:
                                                              "host_load_steal"))
     if start is None and waited is None and others is None:
         return None
-    per_size = [_num((s.get("host_load") or {}).get("waited")) for s in _size_loads(run)]
-    per_size = [w for w in per_size if w is not None]
+    per_size = [s.host_load["waited"] for s in run.sizes if s.host_load and "waited" in s.host_load]
     la0 = start.get("loadavg") if start else None
     d = {
         "waited": waited, "others": others, "steal": steal,
         "cpus": [c for c in start.get("cpus") if isinstance(c, int) and not isinstance(c, bool)]
         if start and isinstance(start.get("cpus"), list) else [],
-        "online_cpus": int(_num(start.get("online_cpus")) or 0) or None if start else None,
+        "online_cpus": start.get("online_cpus") if start and _num(start.get("online_cpus")) else None,
         "loadavg_start": _num(la0[0]) if isinstance(la0, list) and la0 else None,
         "loadavg_end": _num(end.get("host_loadavg_end")),
         "sizes_waited_max": max(per_size) if per_size else None,
@@ -63,10 +62,6 @@ def run_load(run) -> dict | None:
     d["loaded"] = is_loaded(d)
     d["words"] = describe(d)
     return d
-
-
-def _size_loads(run) -> list[dict]:
-    return [{"host_load": s.host_load} for s in run.sizes if s.host_load]
 
 
 def is_loaded(d: dict | None) -> bool:

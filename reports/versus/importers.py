@@ -77,9 +77,11 @@ def _size(s: str, where: str) -> int:
 
 # the unit in a column header's parentheses, to ns (times) or to MB/s = 10^6 B/s (rates)
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "usec": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9}
+# bytes whatever the case of the prefix ("MB/s", "mb/s"); a lower-case b after an upper-case or k prefix
+# is bits (OSU's --units, iperf: "Mb/s"), matched first and case-sensitively
+RATE_BITS = {"Mb/s": 0.125, "Gb/s": 125.0, "kb/s": 1.25e-4, "Kb/s": 1.25e-4, "Mbit/s": 0.125, "Gbit/s": 125.0}
 RATE_UNITS = {"mb/s": 1.0, "mbytes/sec": 1.0, "mb/sec": 1.0, "gb/s": 1e3, "kb/s": 1e-3, "b/s": 1e-6,
               "mib/s": 1.048576, "gib/s": 1073.741824, "kib/s": 1.024e-3}
-RATE_BITS = {"mbit/s": 0.125, "gbit/s": 125.0, "kbit/s": 1.25e-4}
 
 
 def _unit(header: str) -> str | None:
@@ -98,10 +100,7 @@ def _time_factor(header: str, default: str, where: str) -> tuple[float, str]:
 
 def _rate_factor(header: str, default: str, where: str) -> tuple[float, str]:
     u = _unit(header) or default
-    if u in ("Mb/s", "Gb/s", "Kb/s", "kb/s") and u[1] == "b":
-        # a lower-case b after the prefix is bits (OSU's --units, iperf)
-        return {"M": 0.125, "G": 125.0, "K": 1.25e-4, "k": 1.25e-4}[u[0]], u
-    f = RATE_UNITS.get(u.lower()) or RATE_BITS.get(u.lower())
+    f = RATE_BITS.get(u) or RATE_UNITS.get(u.lower())
     if f is None:
         raise InputError(f"{where}: column {header!r}: unit {u!r} is not a rate versus knows "
                          f"(MB/s, Mb/s, GB/s, MiB/s, ...)")

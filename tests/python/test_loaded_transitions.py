@@ -5,17 +5,14 @@ must be found and named in every sweep, and the steps nothing explains (each bur
 within the detector's budget: a boundary the segmentation chose among G gaps is tested at 0.1/G
 (transitions.selected_level).  Tested at 1 %, as before, the same sweeps report more of them."""
 import json
-import sys
 
 import numpy as np
-import pytest
 
 import synth
 from versus import transitions
 from versus.analysis import summary_document
 from versus.load import load_file
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "groundtruth"))
 
 THRESHOLD = 12000
 SWEEPS = 30

@@ -15,7 +15,6 @@ The machinery (hogs, launches) is bench/loaded_patterns.py's, which runs many mo
 
 usage: loaded.py TRANSPORT
 """
-import json
 import os
 import subprocess
 import sys
