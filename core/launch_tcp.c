@@ -95,21 +95,29 @@ static void vs_sleep_ms(int ms)
 
 /* A rank waiting in a collective drives its transport (idle.h): first at
  * every poll for this many polls (a peer that needs it, needs it now), then
- * at most every VS_IDLE_SLEEP_MS, sleeping in poll in between. */
+ * sleeping in poll between calls, 1 ms at first and twice as long each time
+ * up to VS_IDLE_SLEEP_MAX_MS: a rank that waits out other pairs' measurements
+ * (a scan, --serial) wakes a few times per measurement, not every millisecond
+ * on the CPUs those pairs measure on. */
 #define VS_IDLE_SPINS 2000
-#define VS_IDLE_SLEEP_MS 1
+#define VS_IDLE_SLEEP_MAX_MS 64
 
 /* Wait for events on fd until deadline: 0, -ETIMEDOUT or -errno.  With an
  * idle hook, call it while waiting. */
 static int vs_fd_wait(int fd, short events, double deadline, const vs_idle_t *idle)
 {
+    int sleep_ms = 1;
     for (long polls = 0;; polls++) {
         int ms = vs_remaining_ms(deadline);
         if (idle && idle->fn) {
             int rc = idle->fn(idle->arg);
             if (rc < 0)
                 return rc;
-            int cap = polls < VS_IDLE_SPINS ? 0 : VS_IDLE_SLEEP_MS;
+            int cap = 0;
+            if (polls >= VS_IDLE_SPINS) {
+                cap = sleep_ms;
+                sleep_ms = sleep_ms * 2 > VS_IDLE_SLEEP_MAX_MS ? VS_IDLE_SLEEP_MAX_MS : sleep_ms * 2;
+            }
             if (ms < 0 || ms > cap)
                 ms = cap;
         }
