@@ -350,12 +350,25 @@ static int prepare(session_t *s)
     vs_run_t *r = &s->r;
     char err[1024] = "";
     int rc;
-    if (r->rank == 0 && o->out) {
-        if (!(s->writer = vs_writer_open(o->out, vs_record_end, err, sizeof err))) {
+    if (o->out) {
+        /* Rank 0 opens the file and every rank learns whether it could, so a refused
+         * --out ends all ranks at once under any launcher (none waits for a peer that left). */
+        int32_t opened = 1, *all = calloc((size_t)r->size, sizeof *all);
+        if (r->rank == 0 && !(s->writer = vs_writer_open(o->out, o->overwrite, vs_record_end, err, sizeof err))) {
             fprintf(stderr, "versus-run: %s\n", err);
-            return EXIT_USAGE;
+            opened = 0;
         }
         r->writer = s->writer;
+        rc = all ? s->bs->exchange(s->bs, &opened, all, sizeof opened) : -ENOMEM;
+        opened = rc == 0 && all[0];
+        free(all);
+        if (rc) {
+            vs_writer_abandon(s->writer);
+            s->writer = r->writer = NULL;
+            return report(&s->core, rc, "exchanging whether the results file opened");
+        }
+        if (!opened)
+            return EXIT_USAGE;
     }
     vs_watchdog_phase(&s->wd, "placing the ranks", UINT64_MAX);
     if ((rc = vs_placement_apply(&(vs_placement_req_t){o->placement, o->cpus}, s->bs, &s->pl, err, sizeof err))) {

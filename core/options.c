@@ -91,7 +91,9 @@ void vs_options_usage(FILE *out)
 "\n"
 "Output\n"
 "  -O, --out FILE            write results as JSON Lines (docs/results-schema.md);\n"
-"                            each size is flushed as it completes\n"
+"                            each size is flushed as it completes; a FILE that\n"
+"                            already holds results is refused (exit 2)\n"
+"      --overwrite           replace the results already in --out FILE\n"
 "  -q, --quiet               no progress on stderr, no table on stdout\n"
 "  -v, --verbose             diagnostics on stderr\n"
 "      --launch-id N         index of this launch among repeats of one configuration\n"
@@ -142,7 +144,7 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 enum {
     OPT_LIST = 1000, OPT_JSON, OPT_TOPOLOGY, OPT_ITER_LARGE, OPT_WARM_LARGE, OPT_LARGE_FROM, OPT_RDV,
     OPT_RDV_DIR, OPT_PLACEMENT, OPT_CPUS, OPT_VERSION, OPT_LAUNCH_ID,
-    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS, OPT_SCAN, OPT_SERIAL, OPT_SHUFFLE_PAIRS, OPT_PASSES, OPT_CLEANUP,
+    OPT_WINDOW, OPT_PROGRESS, OPT_VALIDATE, OPT_BUFFERS, OPT_SCAN, OPT_SERIAL, OPT_SHUFFLE_PAIRS, OPT_PASSES, OPT_CLEANUP, OPT_OVERWRITE,
 };
 
 static const struct option long_opts[] = {
@@ -168,6 +170,7 @@ static const struct option long_opts[] = {
     {"shuffle-pairs", no_argument, 0, OPT_SHUFFLE_PAIRS},
     {"passes", required_argument, 0, OPT_PASSES},
     {"out", required_argument, 0, 'O'},
+    {"overwrite", no_argument, 0, OPT_OVERWRITE},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"launch-id", required_argument, 0, OPT_LAUNCH_ID},
@@ -305,6 +308,7 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
         case OPT_SHUFFLE_PAIRS: o->shuffle_pairs = 1; break;
         case OPT_PASSES: rc = parse_count("--passes", optarg, 1, &o->passes, err, errlen); break;
         case 'O': o->out = optarg; break;
+        case OPT_OVERWRITE: o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;
         case 'v': o->verbose = 1; break;
         case OPT_LAUNCH_ID: rc = parse_count("--launch-id", optarg, 0, &o->launch_id, err, errlen); break;
@@ -434,6 +438,10 @@ int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t e
     }
     if (o->out && !*o->out) {
         snprintf(err, errlen, "--out needs a file name");
+        return -EINVAL;
+    }
+    if (o->overwrite && !o->out) {
+        snprintf(err, errlen, "--overwrite applies to the file of --out FILE, and no --out was given");
         return -EINVAL;
     }
     if ((rc = vs_sizes_parse(o->sizes_spec, &o->sizes, err, errlen)))

@@ -34,6 +34,7 @@ typedef struct vs_options {
     long poll_every;         /* doublebuffer: elements summed between test calls */
     int validate;            /* --validate: payload checks around each size */
     const char *out;         /* JSONL path or NULL */
+    int overwrite;           /* --overwrite: out may already hold results */
     double timeout_s;
     int launch_local;        /* --launch local */
     int nprocs;              /* -n */

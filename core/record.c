@@ -309,6 +309,8 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     vs_json_t j;
     begin(&j, "run");
     vs_json_kint(&j, "schema", VS_RECORD_SCHEMA);
+    /* Every line of the file ends with the SHA-256 of the bytes before it (writer.c). */
+    vs_json_kstr(&j, "integrity", "line_sha256");
     vs_json_key(&j, "versus");
     vs_json_obj_begin(&j);
     vs_json_kstr(&j, "version", VS_VERSION);
@@ -533,21 +535,6 @@ static void pair_json(const vs_run_t *r, int a, int b, vs_json_t *j)
     vs_json_kbool(j, "same_host", !strcmp(ha, hb));
 }
 
-/* "samples_check": two sums of the samples modulo 2^64, the plain one and
- * the one weighted by position (1, 2, ...), as 32 hex digits: the loader
- * recomputes them, so a sample changed, lost or moved after writing is caught. */
-static void samples_check(vs_json_t *j, const int64_t *s, long n)
-{
-    uint64_t plain = 0, weighted = 0;
-    for (long i = 0; i < n; i++) {
-        plain += (uint64_t)s[i];
-        weighted += (uint64_t)(i + 1) * (uint64_t)s[i];
-    }
-    char hex[40];
-    snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)plain, (unsigned long long)weighted);
-    vs_json_kstr(j, "samples_check", hex);
-}
-
 int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup, long batch,
                    int64_t *const *series, long n, uint64_t elapsed_ns)
 {
@@ -561,7 +548,6 @@ int vs_record_size(vs_run_t *r, const vs_pattern_t *p, size_t bytes, long warmup
     vs_json_kint(&j, "batch", batch);
     for (int k = 0; k < VS_MAX_SERIES && p->series[k]; k++)
         int_array(&j, k == 0 ? "samples_ns" : p->series[k], series[k], n);
-    samples_check(&j, series[0], n);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     if (r->pair_ranks[0] >= 0) {
         vs_json_key(&j, "pair");
@@ -605,7 +591,6 @@ int vs_record_pair(vs_run_t *r, long pass, long round, long slot, int a, int b, 
     vs_json_kint(&j, "iterations", n);
     vs_json_kint(&j, "warmup", warmup);
     int_array(&j, "samples_ns", samples, n);
-    samples_check(&j, samples, n);
     vs_json_kint(&j, "elapsed_ns", (int64_t)elapsed_ns);
     vs_json_obj_end(&j);
     return emit(r, &j, 1);

@@ -1,4 +1,5 @@
 #include "writer.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,8 +31,23 @@ void vs_iso8601_now(char *buf, size_t len)
     snprintf(buf, len, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
 }
 
-vs_writer_t *vs_writer_open(const char *path, vs_writer_end_fn format_end, char *err, size_t errlen)
+int vs_writer_holds_results(const char *path, char *err, size_t errlen)
 {
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    snprintf(err, errlen,
+             "--out %s: the file exists and holds %lld bytes (results of an earlier run?); give another "
+             "name, move it away, or add --overwrite to replace it",
+             path, (long long)st.st_size);
+    return 1;
+}
+
+vs_writer_t *vs_writer_open(const char *path, int overwrite, vs_writer_end_fn format_end, char *err,
+                            size_t errlen)
+{
+    if (!overwrite && vs_writer_holds_results(path, err, errlen))
+        return NULL;
     vs_writer_t *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(err, errlen, "out of memory");
@@ -63,11 +80,19 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* Every record is sealed: its closing brace is preceded by
+ * ,"line_sha256":"<64 hex>" — the SHA-256 of the line's bytes before that key —
+ * so a reader catches any byte of the line changed, added or removed. */
 static int put_line(vs_writer_t *w, const char *text, size_t len)
 {
-    int rc = write_all(w->fd, text, len);
+    if (len < 2 || text[0] != '{' || text[len - 1] != '}')
+        return -EINVAL;
+    char seal[96], hex[65];
+    vs_sha256_hex(text, len - 1, hex);
+    int n = snprintf(seal, sizeof seal, ",\"line_sha256\":\"%s\"}\n", hex);
+    int rc = write_all(w->fd, text, len - 1);
     if (!rc)
-        rc = write_all(w->fd, "\n", 1);
+        rc = write_all(w->fd, seal, (size_t)n);
     if (!rc)
         fdatasync(w->fd);
     return rc;

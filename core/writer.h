@@ -19,9 +19,15 @@ typedef struct vs_writer_end {
 } vs_writer_end_t;
 typedef void (*vs_writer_end_fn)(vs_json_t *j, const vs_writer_end_t *end);
 
-/* Open (truncate) path; format_end builds the end record.  Returns NULL with
- * the reason in err. */
-vs_writer_t *vs_writer_open(const char *path, vs_writer_end_fn format_end, char *err, size_t errlen);
+/* 1 (with the reason in err) when path is a regular file that already holds bytes. */
+int vs_writer_holds_results(const char *path, char *err, size_t errlen);
+
+/* Open path for writing; format_end builds the end record.  A regular file that
+ * already holds bytes is refused unless overwrite is set (then it is truncated);
+ * an empty file or a non-regular one (/dev/null) is written as is.  Returns
+ * NULL with the reason in err. */
+vs_writer_t *vs_writer_open(const char *path, int overwrite, vs_writer_end_fn format_end, char *err,
+                            size_t errlen);
 
 /* Append the record built in j (one JSON object) and flush it to disk.
  * Thread-safe.  Counts "size" records when is_size is set.  -ECANCELED once the end

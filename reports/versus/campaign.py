@@ -355,7 +355,8 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
     declared = declared or {}
     args = [runner, "--transport", spec.transport, "--pattern", spec.pattern]
     args += ["--variant", spec.variant] if spec.variant else []
-    args += ["--sizes", spec.sizes, "--out", str(out), "--quiet", "--launch-id", str(spec.launch_id)]
+    # the campaign owns its results files: a run it measures again (interrupted, failed) replaces its own
+    args += ["--sizes", spec.sizes, "--out", str(out), "--overwrite", "--quiet", "--launch-id", str(spec.launch_id)]
     for k, v in spec.options.items():
         args += ["--transport-opt", f"{k}={v}"]
     for flag, val in (("--iterations", spec.iterations), ("--iterations-large", spec.iterations_large),

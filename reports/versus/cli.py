@@ -42,10 +42,10 @@ def _cmd_import(args) -> int:
             print(f"versus import: {args.file}: {r.tool} {r.test}{' ' + r.version if r.version else ''}, "
                   f"{len(r.rows)} sizes ({r.statistic}) -> {args.output}", file=sys.stderr)
     else:
-        import json
+        from .load import seal_line
         for k, r in enumerate(runs):
             for rec in records(r, args.file, text, k):
-                print(json.dumps(rec))
+                print(seal_line(rec))
     return 0
 
 

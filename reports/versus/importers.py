@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .load import InputError, read_input
+from .load import SEAL_KEY, InputError, read_input, seal_line, write_atomically
 
 FORMATS = ("osu", "imb", "netpipe", "ucx_perftest", "fi_pingpong")
 MIB = 1048576.0
@@ -531,7 +531,7 @@ def import_text(text: str, name: str, fmt: str | None = None, sizes: list[int] |
 def records(imp: Imported, source: str, text: str, index: int = 0) -> list[dict]:
     """The versus records of one imported run: run, one summary per size, end."""
     digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-    run = {"record": "run", "schema": 1, "run_id": f"import-{digest[:12]}-{index}", "launch_id": 0,
+    run = {"record": "run", "schema": 1, "integrity": SEAL_KEY, "run_id": f"import-{digest[:12]}-{index}", "launch_id": 0,
            "pattern": imp.pattern, "variant": "",
            "transport": {"name": imp.tool, "provider": imp.test, "library": imp.library or "",
                          "thresholds": {}},
@@ -555,11 +555,8 @@ def import_file(path: str, fmt: str | None = None, sizes: list[int] | None = Non
 
 
 def write_jsonl(runs: list[Imported], source: str, text: str, out: str) -> None:
-    lines = [json.dumps(rec) for k, imp in enumerate(runs) for rec in records(imp, source, text, k)]
-    try:
-        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except OSError as ex:
-        raise InputError(f"-o {out}: cannot write: {ex.strerror or ex}") from None
+    lines = [seal_line(rec) for k, imp in enumerate(runs) for rec in records(imp, source, text, k)]
+    write_atomically(out, "\n".join(lines) + "\n", "-o")
 
 
 def imported_document(run) -> dict:

@@ -7,9 +7,12 @@ command line turns it into exit status 2.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -36,6 +39,31 @@ def output_dir(path, what: str = "output directory"):
     if not os.access(p, os.W_OK | os.X_OK):
         raise InputError(f"{what} {p}: not writable; give a directory you can write")
     return p
+
+
+def write_atomically(path, data: str | bytes, what: str = "output") -> None:
+    """Write the whole of data to path through a temporary file in the same directory,
+    flushed and renamed into place: a full disk or a kill leaves the previous file (or none),
+    never a truncated one."""
+    import tempfile
+    p = Path(path)
+    blob = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+        tmp = None
+    except OSError as ex:
+        raise InputError(f"{what} {p}: cannot write it ({ex.strerror or ex}); nothing was changed there") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 @dataclass
@@ -235,6 +263,33 @@ def _checked(obj: dict[str, Any], samples: np.ndarray, where: str) -> None:
                          "or damaged after the run wrote it; measure again or restore the file")
 
 
+# Every line the runner writes (and `versus import`) ends with ,"line_sha256":"<64 hex>"}: the
+# SHA-256 of the line's bytes before that key. A run record with "integrity": "line_sha256"
+# promises it on every line of its run.
+SEAL_KEY = "line_sha256"
+_SEAL = re.compile(r',"line_sha256":"([0-9a-f]{64})"\}\s*$')
+
+
+def seal_line(obj: dict[str, Any]) -> str:
+    """One JSONL line for obj, sealed as the runner seals its lines (no newline)."""
+    body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    head = body[:-1]
+    return f'{head},"{SEAL_KEY}":"{hashlib.sha256(head.encode("utf-8")).hexdigest()}"}}'
+
+
+def _seal_state(line: str) -> bool | None:
+    """True: the line carries a seal that matches; False: one that does not; None: none."""
+    m = _SEAL.search(line)
+    if not m:
+        return None
+    return hashlib.sha256(line[:m.start()].encode("utf-8")).hexdigest() == m.group(1)
+
+
+# versus-run's largest message (core/sizes.h); an imported table may go further
+MAX_MEASURED_BYTES = 1 << 30
+MAX_IMPORTED_BYTES = 1 << 40
+
+
 def _whole(v: Any, lo: int = 0, hi: int = 2 ** 53) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
 
@@ -256,6 +311,11 @@ def _check_run_fields(obj: dict[str, Any], where: str) -> None:
     for key in ("launch_id", "ranks"):
         if obj.get(key) is not None and not _whole(obj[key], 0, 2 ** 31):
             raise InputError(f"{where}: '{key}' must be a whole number, 0 or more (got {obj[key]!r})")
+    params = obj.get("pattern_params") or {}
+    for key in ("window", "poll_every"):
+        if params.get(key) is not None and not _whole(params[key], 1 if key == "window" else 0, 2 ** 31):
+            raise InputError(f"{where}: pattern parameter '{key}' must be a whole number"
+                             f"{', 1 or more' if key == 'window' else ''} (got {params[key]!r})")
     hosts = obj.get("hosts")
     if hosts is not None and not all(isinstance(h, str) for h in hosts):
         raise InputError(f"{where}: 'hosts' must be a list of host names")
@@ -271,12 +331,16 @@ def _check_run_fields(obj: dict[str, Any], where: str) -> None:
 
 def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     b = obj.get("bytes")
-    if not isinstance(b, int) or isinstance(b, bool) or b < 0:
-        raise InputError(f"{where}: size record without a valid 'bytes'")
+    if not _whole(b, 0, MAX_MEASURED_BYTES):
+        raise InputError(f"{where}: size record without a valid 'bytes' (a whole number from 0 to 1 GiB, "
+                         f"got {b!r})")
     samples = _int_array(obj.get("samples_ns"), where, "samples_ns")
     if samples.size and samples.min() < 0:
         raise InputError(f"{where}: negative sample in 'samples_ns'")
     _checked(obj, samples, where)
+    n = obj.get("iterations")
+    if _whole(n) and n != samples.size:
+        raise InputError(f"{where}: 'iterations' says {n} samples but 'samples_ns' holds {samples.size}")
     batch = obj.get("batch", 1)
     if not _whole(batch, 1):
         raise InputError(f"{where}: 'batch' must be a positive integer")
@@ -289,6 +353,9 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     for key, val in obj.items():
         if key.endswith("_ns") and key not in ("samples_ns", "elapsed_ns") and isinstance(val, list):
             extra[key] = _int_array(val, where, key)
+            if extra[key].size != samples.size or (extra[key].size and extra[key].min() < 0):
+                raise InputError(f"{where}: '{key}' must hold one non-negative time per sample "
+                                 f"({extra[key].size} for {samples.size} samples)")
     position = obj.get("position")
     precision = obj.get("precision_pct")
     valid = obj.get("valid")
@@ -327,7 +394,7 @@ def _pair_of(p: Any, where: str) -> tuple[int, int] | None:
 def _pair_record(obj: dict[str, Any], where: str) -> PairRecord:
     ranks = _pair_of(obj, where)
     b = obj.get("bytes")
-    if ranks is None or not isinstance(b, int) or isinstance(b, bool) or b < 0:
+    if ranks is None or not _whole(b, 0, MAX_MEASURED_BYTES):
         raise InputError(f"{where}: pair record without valid 'ranks' and 'bytes'")
     samples = _int_array(obj.get("samples_ns"), where, "samples_ns")
     if samples.size == 0 or samples.min() < 0:
@@ -345,11 +412,11 @@ def _summary_record(obj: dict[str, Any], where: str) -> dict:
     """An imported size: bytes and at least one of one_way_ns, bandwidth_MBps, all finite
     and non-negative."""
     b = obj.get("bytes")
-    if not isinstance(b, int) or isinstance(b, bool) or b < 0:
-        raise InputError(f"{where}: summary record without a valid 'bytes'")
+    if not _whole(b, 0, MAX_IMPORTED_BYTES):
+        raise InputError(f"{where}: summary record without a valid 'bytes' (a whole number up to 1 TiB)")
     out = {"bytes": b}
     for k, v in obj.items():
-        if k in ("record", "bytes", "statistic"):
+        if k in ("record", "bytes", "statistic", SEAL_KEY):
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise InputError(f"{where}: summary figure {k!r} must be a finite non-negative number")
@@ -417,6 +484,20 @@ def read_input(path: str | Path, limit: int = MAX_INPUT_BYTES, errors: str = "st
         raise InputError(f"{name}: not UTF-8 text ({ex.reason})") from None
 
 
+def _visit_key(obj: dict[str, Any]) -> tuple:
+    """What makes a size or pair record one visit of its run: two records with the same key are
+    one measurement written twice. Records without a position (older files, pair records) fall
+    back to their samples."""
+    pair = obj.get("pair") if obj.get("record") == "size" else {"ranks": obj.get("ranks")}
+    ident = [obj.get("record"), obj.get("bytes"), obj.get("pass"), obj.get("round"), obj.get("slot"),
+             json.dumps(pair, sort_keys=True, default=str)]
+    if obj.get("position") is None:
+        ident.append(json.dumps(obj.get("samples_ns"), default=str))
+    else:
+        ident.append(obj.get("position"))
+    return tuple(map(str, ident))
+
+
 def load_file(path: str | Path) -> list[Run]:
     """Read one JSONL result file; return its runs (normally exactly one)."""
     path = Path(path)
@@ -426,6 +507,7 @@ def load_file(path: str | Path) -> list[Run]:
     truncated_tail = not text.endswith("\n")
     runs: list[Run] = []
     cur: Run | None = None
+    seen: dict[tuple, int] = {}
     for idx, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -442,7 +524,22 @@ def load_file(path: str | Path) -> list[Run]:
         if not isinstance(obj, dict) or "record" not in obj:
             raise InputError(f"{where}: malformed line: not an object with a 'record' field")
         kind = obj["record"]
+        sealed = _seal_state(line)
+        if sealed is False:
+            raise InputError(f"{where}: the line does not match its {SEAL_KEY}: it was changed or damaged after "
+                             "it was written; measure again or restore the file")
+        promised = obj.get("integrity") if kind == "run" else (cur.record.get("integrity") if cur else None)
+        if sealed is None and promised == SEAL_KEY:
+            raise InputError(f"{where}: the line has no {SEAL_KEY} though its run seals every line: it was "
+                             "added or edited after the run; measure again or restore the file")
+        if kind in ("size", "pair"):
+            key = _visit_key(obj)
+            if key in seen:
+                raise InputError(f"{where}: repeats the {kind} record of line {seen[key]} "
+                                 f"({obj.get('bytes')} B, the same visit): a line was copied")
+            seen[key] = idx
         if kind == "run":
+            seen = {}
             schema = obj.get("schema")
             if schema not in SCHEMA_VERSIONS:
                 raise InputError(f"{where}: unknown schema version {schema!r} "

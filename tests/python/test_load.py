@@ -93,6 +93,15 @@ def test_cli_exits_2_on_bad_input_and_names_the_line(tmp_path, capsys):
 
 def test_repeated_visits_of_a_size_are_pooled(tmp_path):
     ln = lines()
-    ln.insert(-1, ln[1])                        # size 8 visited twice
+    again = json.loads(ln[1])
+    again.update(round=1, position=len(ln))     # size 8 visited a second time
+    ln.insert(-1, json.dumps(again))
     run = load_file(write(tmp_path, ln))[0]
     assert run.sizes_by_bytes()[8].samples_ns.size == 40
+
+
+def test_a_size_line_copied_is_refused(tmp_path):
+    ln = lines()
+    ln.insert(-1, ln[1])                        # the same visit written twice: not a second visit
+    with pytest.raises(InputError, match="repeats the size record of line 2"):
+        load_file(write(tmp_path, ln))
