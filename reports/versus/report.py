@@ -59,6 +59,45 @@ class Config:
         return self.pooled.pattern, self.pooled.variant
 
 
+# What `versus campaign` writes in campaign.json, field by field: (kinds accepted, required).
+_TEXT = (str, type(None))
+MANIFEST_FIELDS = {"campaign": _TEXT, "title": _TEXT, "description": _TEXT, "study": _TEXT, "runner": _TEXT,
+                   "compare": (list,), "modules": (dict,), "patterns": (list,), "counts": (dict,), "runs": (list,)}
+MANIFEST_RUN_FIELDS = {"id": (str,), "file": (str,), "status": (str,), "config_id": _TEXT, "transport": _TEXT,
+                       "pattern": _TEXT, "variant": _TEXT, "note": _TEXT, "stderr_tail": _TEXT,
+                       "options": (dict, type(None)), "env": (dict, type(None)), "command": (list, type(None)),
+                       "launch_id": (int, type(None)), "rc": (int, type(None)),
+                       "duration_s": (int, float, type(None))}
+
+
+def check_manifest(doc, where) -> None:
+    """A campaign.json of the shape the campaign writes, or one InputError naming the field: a
+    hand-edited or damaged manifest must not reach the report as a traceback or a wrong file."""
+    def kind(v, kinds):
+        return isinstance(v, kinds) and not (isinstance(v, bool) and bool not in kinds)
+
+    def refuse(what, want):
+        raise InputError(f"{where}: {what} must be {want}; the manifest was edited or damaged "
+                         "(run the campaign again, or remove campaign.json to report on the files alone)")
+    if not isinstance(doc, dict):
+        refuse("the document", "an object")
+    for key, kinds in MANIFEST_FIELDS.items():
+        if key in doc and not kind(doc[key], kinds):
+            refuse(f"'{key}'", " or ".join("null" if k is type(None) else k.__name__ for k in kinds))
+    for k, e in enumerate(doc.get("runs", [])):
+        if not isinstance(e, dict):
+            refuse(f"runs[{k}]", "an object")
+        for key, kinds in MANIFEST_RUN_FIELDS.items():
+            required = key in ("id", "file", "status")
+            if (required and key not in e) or (key in e and not kind(e[key], kinds)):
+                refuse(f"runs[{k}].{key}", " or ".join("null" if t is type(None) else t.__name__ for t in kinds))
+        if e["file"] in ("", ".", "..") or "/" in e["file"] or "\\" in e["file"] or "\0" in e["file"]:
+            refuse(f"runs[{k}].file", "a file name in the manifest's folder")
+    for k, c in enumerate(doc.get("compare", [])):
+        if not (isinstance(c, dict) and isinstance(c.get("a"), str) and isinstance(c.get("b"), str)):
+            refuse(f"compare[{k}]", 'an object {"a": "id", "b": "id"}')
+
+
 def collect(paths: list[str]) -> tuple[list[Run], dict[str, dict], list[dict]]:
     """Runs from files and directories; manifest entries by result file; manifests."""
     runs: list[Run] = []
@@ -72,6 +111,7 @@ def collect(paths: list[str]) -> tuple[list[Run], dict[str, dict], list[dict]]:
                     doc = json.loads(man.read_text(encoding="utf-8"))
                 except (OSError, json.JSONDecodeError) as ex:
                     raise InputError(f"{man}: unreadable manifest: {ex}") from None
+                check_manifest(doc, man)
                 manifests.append(doc)
                 for e in doc.get("runs", []):
                     entries[str((p / e["file"]).resolve())] = e

@@ -131,3 +131,56 @@ def test_campaign_any_text(tmp_path, text):
     p = tmp_path / "c.toml"
     p.write_text(text, encoding="utf-8")
     _campaign(p)
+
+
+# ---- the campaign manifest (campaign.json) and the baseline file: any JSON value in any field
+
+
+MANIFEST_RUN_KEYS = ["id", "config_id", "file", "transport", "pattern", "variant", "options", "env", "launch_id",
+                     "command", "status", "rc", "duration_s", "stderr_tail"]
+MANIFEST_KEYS = ["campaign", "title", "description", "study", "compare", "runner", "modules", "patterns", "counts",
+                 "runs"]
+
+
+def _manifest_dir(tmp_path, mutate):
+    import synth
+    d = tmp_path / "m"
+    d.mkdir(exist_ok=True)
+    (d / "a.jsonl").write_text("\n".join(synth.make_lines(synth.hockney(1000, 0.1), [8, 64], count=5, seed=1)) + "\n")
+    doc = {"campaign": "c.toml", "title": "t", "description": "", "study": None, "compare": [], "runner": "versus-run",
+           "modules": {"shm": "yes"}, "patterns": ["pingpong"], "counts": {"ok": 1},
+           "runs": [{"id": "a", "config_id": "a", "file": "a.jsonl", "transport": "shm", "pattern": "pingpong",
+                     "variant": "blocking", "options": {}, "env": {}, "launch_id": 0, "command": ["versus-run"],
+                     "status": "ok", "rc": 0, "duration_s": 1.0, "stderr_tail": ""}]}
+    mutate(doc)
+    (d / "campaign.json").write_text(json.dumps(doc))
+    return d
+
+
+def _report_model(d):
+    from versus.report import build_model, collect
+    try:
+        runs, entries, manifests = collect([str(d)])
+        build_model(runs, entries, manifests, None)
+    except InputError:
+        pass
+
+
+@SETTINGS
+@given(key=st.sampled_from(MANIFEST_KEYS), value=json_values)
+def test_manifest_any_top_value(tmp_path, key, value):
+    _report_model(_manifest_dir(tmp_path, lambda doc: doc.__setitem__(key, value)))
+
+
+@SETTINGS
+@given(key=st.sampled_from(MANIFEST_RUN_KEYS), value=json_values)
+def test_manifest_any_run_value(tmp_path, key, value):
+    _report_model(_manifest_dir(tmp_path, lambda doc: doc["runs"][0].__setitem__(key, value)))
+
+
+@SETTINGS
+@given(doc=json_values)
+def test_manifest_any_document(tmp_path, doc):
+    d = _manifest_dir(tmp_path, lambda _: None)
+    (d / "campaign.json").write_text(json.dumps(doc))
+    _report_model(d)
