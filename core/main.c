@@ -350,11 +350,12 @@ static int prepare(session_t *s)
     vs_run_t *r = &s->r;
     char err[1024] = "";
     int rc;
-    if (o->out) {
+    {
         /* Rank 0 opens the file and every rank learns whether it could, so a refused
-         * --out ends all ranks at once under any launcher (none waits for a peer that left). */
+         * --out ends all ranks at once under any launcher (none waits for a peer that left).
+         * Every rank takes part, whether or not it was given --out (only rank 0 needs it). */
         int32_t opened = 1, *all = calloc((size_t)r->size, sizeof *all);
-        if (r->rank == 0 && !(s->writer = vs_writer_open(o->out, o->overwrite, vs_record_end, err, sizeof err))) {
+        if (r->rank == 0 && o->out && !(s->writer = vs_writer_open(o->out, o->overwrite, vs_record_end, err, sizeof err))) {
             fprintf(stderr, "versus-run: %s\n", err);
             opened = 0;
         }
