@@ -14,7 +14,8 @@ from .hostload import run_load
 from .load import Run, group_launches
 from .stats import LIMITS_RULE, LOCATION_Q, SizeStats, summarise_run
 from .speedclass import speed_classes
-from .transitions import (Staircase, Transition, attribute, attribute_copy, classify, explain_staircases, find_staircases,
+from .transitions import (Staircase, Transition, attribute, attribute_copy, classify, explain_staircases, fill_lattice,
+                          find_staircases,
                           label_rest, left_out_summary, replicate_curves, reported_only, targeted_steps,
                           threshold_notes)
 from .compare import launch_spread
@@ -206,6 +207,10 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     trans = reported_only(trans)
     attribute_copy(trans, run.copy_thresholds)
     stairs = find_staircases(trans, page_bytes=run.page_bytes)
+    if fill_lattice(fit, reps, trans, stairs):     # steps the segmentation drew as a ramp
+        for t in trans:
+            t.staircase = None
+        stairs = find_staircases(trans, page_bytes=run.page_bytes)
     explain_staircases(stairs, run.transport.get("attrs") or {})
     label_rest(trans, stairs)
     # one segmentation: the regimes shown are the pieces between the reported transitions

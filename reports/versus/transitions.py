@@ -962,6 +962,139 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
     return matched
 
 
+REL_TOL_FILL = 0.15       # how far from its lattice point (a share of the period, beyond the grid) a step still counts
+
+
+def _placement(x: np.ndarray, first: int, last: int, phi: float, period: float,
+               taken: list[tuple[float, float]]) -> list[tuple[int, float, int]]:
+    """Where the lattice phi + j * period puts steps strictly inside sizes first..last, away from
+    every transition already there: (j, position, gap index) each."""
+    pts = []
+    for j in range(math.ceil((x[first] - phi) / period), math.floor((x[last] - phi) / period) + 1):
+        pos = phi + j * period
+        i = int(np.searchsorted(x, pos)) - 1          # x[i] < pos <= x[i + 1]
+        if first <= i and i + 1 <= last and not any(lo <= pos <= hi for lo, hi in taken):
+            pts.append((j, pos, i))
+    return pts
+
+
+def fill_lattice(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, trans: list[Transition],
+                 stairs: list[Staircase]) -> int:
+    """A staircase's steps where the segmentation saw a ramp.
+
+    A staircase of small steps, a size apart a few times per period, is also well described by a
+    line: on a noisy launch the segmentation draws one regime with a slope across several steps,
+    and the staircase then keeps only the steps outside it.  The lattice is that of the longest
+    staircase find_staircases found (not the page's), refitted by least squares (gap middles
+    against step numbers) on every rising step no threshold names whose gap lies on it (within
+    the grid plus REL_TOL_FILL of a period), twice.  Each regime holding no reported transition
+    and two or more lattice points is then tested as a whole: per replicate, its curve fitted by
+    a line plus one common step at every lattice point (least squares on [1, x, steps below x]);
+    the step's median over the replicates against its robust standard error (1.4826 MAD /
+    sqrt K), Bonferroni over the regimes tested at REPLICATE_ALPHA, must show a rise and stand
+    above the curve's scatter (STEP_NOISE_SIGMAS).  A ramp gives a step of 0 (the line takes
+    it); a staircase gives its height.  When it passes, every lattice point of the regime becomes
+    a step of the staircase, with its own height: the half periods either side moved along the
+    regime's common slope (the fit's x term), median over the replicates.  Appends to trans;
+    returns how many steps it added."""
+    own = [sc for sc in stairs if sc.page_bytes is None]
+    if replicates is None or len(replicates[0]) < MIN_REPLICATES or not own:
+        return 0
+    sc = max(own, key=lambda c: c.steps)
+    members = sorted((trans[m] for m in sc.members), key=lambda t: t.bytes)
+    reps, how = replicates
+    loc = fit.locator
+    x = np.asarray(loc.x, dtype=np.float64)
+    grid = float(np.median(np.diff(x))) if x.size > 1 else 0.0
+    taken = [(t.after_bytes - grid, t.before_bytes + grid) for t in trans]
+    # the lattice: refitted on every rising step on it, the staircase's own and those its chain missed
+    state = {"phi": float(0.5 * (members[0].after_bytes + members[0].before_bytes)), "period": sc.period_bytes}
+
+    def mid(t):
+        return 0.5 * (t.after_bytes + t.before_bytes)
+
+    def on_lattice():
+        phi, period = state["phi"], state["period"]
+        return [t for t in trans if t.kind == "step" and t.jump_us > 0 and not t.threshold
+                and abs(mid(t) - phi - round((mid(t) - phi) / period) * period) <= grid + REL_TOL_FILL * period]
+
+    def refit():
+        for _ in range(2):
+            steps = on_lattice()
+            m = np.array([mid(t) for t in steps], dtype=np.float64)
+            k = np.round((m - state["phi"]) / state["period"])
+            if len(set(k)) < 3:
+                return False
+            kc = k - k.mean()
+            per = float(kc @ (m - m.mean()) / (kc @ kc))
+            if not per > 0:
+                return False
+            state["phi"], state["period"] = float(m.mean() - per * k.mean()), per
+        return True
+
+    if not refit():
+        return 0
+    inside = [n for n, g in enumerate(loc.regimes) if not any(g.from_bytes < t.bytes <= g.to_bytes for t in trans)]
+    todo = [n for n in inside if len(_placement(x, loc.regimes[n].first, loc.regimes[n].last, state["phi"],
+                                                 state["period"], taken)) >= 2]
+    if not todo:
+        return 0
+    total = len(todo)
+    crit = float(scipy_stats.t.ppf(1 - REPLICATE_ALPHA / (2 * total), len(reps) - 1))
+    added = 0
+    while todo:
+        # the regime nearest a step on the lattice first, the lattice anchored at that step: a period
+        # known to a few bytes is carried over as few periods as it can be; each regime filled refits it
+        anchors = np.array([mid(t) for t in on_lattice()], dtype=np.float64)
+        centre_of = {n: 0.5 * (loc.regimes[n].from_bytes + loc.regimes[n].to_bytes) for n in todo}
+        n = min(todo, key=lambda r: float(np.min(np.abs(anchors - centre_of[r]))))
+        todo.remove(n)
+        anchor = float(anchors[np.argmin(np.abs(anchors - centre_of[n]))])
+        g = loc.regimes[n]
+        pts = _placement(x, g.first, g.last, anchor, state["period"], taken)
+        xs = x[g.first:g.last + 1]
+        ys = reps[:, g.first:g.last + 1]
+        if len(pts) < 2 or xs.size < 2 * len(pts) + 3:
+            continue
+        steps_below = (xs[:, None] > np.array([pos for _, pos, _ in pts])[None, :]).sum(axis=1)
+        A = np.column_stack([np.ones_like(xs), xs - xs.mean(), steps_below])
+        coef = np.linalg.lstsq(A, ys.T, rcond=None)[0].T
+        h = coef[:, 2]
+        centre = float(np.median(h))
+        se = 1.4826 * float(np.median(np.abs(h - centre))) / math.sqrt(len(h))
+        t_all = centre / se if se > 0 else (math.inf if centre > 0 else 0.0)
+        slope, per = float(np.median(coef[:, 1])), state["period"]
+        level = max(abs(g.s_ns + g.r_ns_per_byte * float(xs.mean())), 1e-9)
+        if not (centre > 0 and t_all > crit and centre > STEP_NOISE_SIGMAS * loc.rel_noise * level):
+            continue
+        for j, pos, i in pts:
+            a = (xs > pos - per / 2) & (xs <= pos)
+            b = (xs > pos) & (xs <= pos + per / 2)
+            if not a.any() or not b.any():
+                continue
+            xa, xb = float(xs[a].mean()), float(xs[b].mean())
+            c = float(np.median(ys[:, b].mean(axis=1) - ys[:, a].mean(axis=1) - slope * (xb - xa)))
+            tr = Transition(int(x[i + 1]), int(x[i]), int(x[i + 1]), "step", c / 1e3, None)
+            tr.effect_rel, tr.noise_rel = c / level, loc.rel_noise
+            tr.replicate_t, tr.replicates, tr.stands_out = float(t_all), len(reps), True
+            tr.test_level = REPLICATE_ALPHA / total
+            tr.evidence = (f"on the staircase's period of {per:.0f} B, where the segmentation fitted a ramp over "
+                           f"{g.from_bytes}-{g.to_bytes} B: that stretch as one staircase against the ramp, a step "
+                           f"of {centre / 1e3:+.3f} us, t {t_all:.1f} over {len(reps)} {how}")
+            trans.append(tr)
+            taken.append((tr.after_bytes - grid, tr.before_bytes + grid))
+            added += 1
+        refit()
+    phi, period = state["phi"], state["period"]
+    if added:       # one numbering for every step on the lattice, old and new: find_staircases joins them
+        steps = on_lattice()
+        ks = [round((mid(t) - phi) / period) for t in steps]
+        for t, kk in zip(steps, ks):
+            t.lattice_index = int(kk - min(ks))
+    trans.sort(key=lambda t: t.bytes)
+    return added
+
+
 def label_rest(trans: list[Transition], staircases: list[Staircase] | None) -> None:
     """Label the transitions no threshold explains: staircase steps, or unexplained."""
     for t in trans:

@@ -1,9 +1,24 @@
 """Ground truth for the staircase analysis: over the relay's exact rate (100 Mbit/s, no burst) every
 64 B of payload costs its wire time, 5.12 us, because the tcp transport pads each payload to 64 B.
-A tcp ping-pong sweep from 1000 to 2200 B in steps of 8 B between the two boxes must be reported as
+A tcp ping-pong sweep from 400 to 1600 B in steps of 8 B between the two boxes must be reported as
 one staircase of period 64 B (10 steps or more) whose meaning is the padding, each step within 10 %
 of 5.12 us, with the packet step (the MSS) named with its MTU among it; no launch may put a
 staircase of another period down to the padding.
+
+The sweep ends two steps past the packet step (1392 B of payload at MTU 1500) because past that the
+truth is not a plain staircase: with a second segment on the wire, 31 launches of the earlier sweep
+(1000 to 2200 B) gave median steps of 8.3 us at 1592 B, 9.5 at 1848, 2.5 at 1912 and 3.5 at 1976
+(5.3 at 1464 and 1528, as the padding says), up to -7.5 and +16.6 in single launches; no padding
+explains that and its cause is not established.  Twelve of that sweep's eighteen steps lay past the
+packet step, and
+launches near the steadiness gate lost the staircase (3 of 17 steady launches saved from earlier
+runs, 3 of 11 in a paired experiment on a busy host).  This sweep, interleaved with it in that
+experiment: 1 of 14 steady launches failed, where the segmentation fitted a ramp over eight regular
+steps (888 to 1400 B) and the staircase kept five: a weakness of the analysis, not of the target,
+mended since by fill_lattice (docs/analysis.md, "Steps drawn as a ramp"): 16 of 16 steady launches of
+this sweep then pass, 12 to 18 steps of 4.85 to 5.52 us.  One launch in three on a busy host measured
+steps of 5.70 us (+11 %) while the relay ran 2.0 us late on average (0.8 and 1.5 us on the launches
+with 4.98 and 5.45 us): the relay's own lateness, not the analysis, is what that check then meets.
 
 A 5.12 us step can only show where the host keeps a size's time steadier than that from one round
 to the next.  On some days this two-CPU virtual machine does not: the scatter of a size's median
@@ -62,7 +77,7 @@ try:
     for attempt in range(1, LAUNCHES + 1):
         out = f"{d}/stairs-{attempt}.jsonl"
         n0, late0 = relay_totals()
-        across("tcp", "1000:2200:+8", out, ["-i", "40", "-w", "2", "--order", "interleaved", "--rounds", "5",
+        across("tcp", "400:1600:+8", out, ["-i", "40", "-w", "2", "--order", "interleaved", "--rounds", "5",
                                             "-o", "mode=block", "--cpus", "0,0"])
         n1, late1 = relay_totals()
         scatter = round_scatter(out)
