@@ -107,6 +107,13 @@ for what, lines, word in CASES:
 for name, lines in files.items():
     p = summary(lines)
     vt.check(p.returncode == 0, f"{name}: the untouched file loads ({p.stderr.strip()[:300]})")
+# a baseline keeps the records it checked when saved; checking against it reads them unsealed
+pp_path = os.path.join(d, "pingpong.jsonl")
+base = os.path.join(d, "base.json")
+for args in (["baseline", "save", pp_path, "-o", base], ["check", pp_path, "--baseline", base]):
+    p = subprocess.run([sys.executable, "-m", "versus", *args], capture_output=True, text=True, timeout=120)
+    vt.check(p.returncode in (0, 1) and "Traceback" not in p.stderr,
+             f"versus {args[0]} over sealed results works ({p.returncode}: {p.stderr.strip()[-300:]})")
 # a kill while writing cuts the last line: a warning, the rest kept
 cut = pp[:-1] + [pp[-1][:len(pp[-1]) // 2]]
 p = summary(cut, newline="")
