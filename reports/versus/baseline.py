@@ -17,22 +17,52 @@ ReFrame, so that a baseline gets renewed).
 Metrics: `latency` is the reported time (a ping-pong's one-way time, a stream's time per
 message); `bandwidth` is bytes over that time (a bandwidth 5 % lower is a time 5.26 %
 higher).  Rules given later override earlier ones for the sizes they cover.
+
+What is checked against what (docs/history.md): a baseline stands for one configuration, as
+load.configuration_key defines it, and the launcher; `baseline save` refuses to pool
+launches that differ in it and `check` refuses results that differ from the baseline's, naming
+the part (a transport option, a variable of the environment, the variant, ...).  The
+configuration is read from the kept run records themselves.  A launch counts once: the same
+file twice, two files holding one launch (run_id and launch_id) or the same samples are
+refused; the baseline's own launches given to `check` are compared with themselves, with a
+warning that this cannot fail.  A tolerance must be able
+to fail: finite on the side that fails (latency's upper bound, bandwidth's lower), and not so
+wide that no measurement can pass it (a time longer than versus-run's longest --timeout, a
+bandwidth of zero or less).
+
+The file (version 2) keeps every results file's lines verbatim, so their line seals
+(docs/results-schema.md) are checked again when the baseline is read.  Version 1 kept the
+records re-encoded: it is still read, its seals dropped with a warning, its configuration
+checked the same way.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import math
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
-from .load import InputError, Run, load_file
+import numpy as np
+
+from .load import (LAUNCH_ENV_PREFIXES, InputError, Run, configuration_key, describe_difference, load_file,
+                   read_input, write_atomically)
 
 FORMAT = "versus-baseline"
-VERSION = 1
+VERSION = 2                # 2: each results file's lines verbatim (strings); 1: its records re-encoded
+READS = (1, 2)
 DEFAULT_TOLERANCE = "latency:-5%,+5%"
+# No sample of a completed run lasts longer than its --timeout (the watchdog ends the run),
+# and versus-run takes at most 86400 s: a latency tolerance that allows more cannot fail.
+LONGEST_NS = 86400e9
+ACCEPTED = ("accepted: METRIC[@FROM-TO]:LOWER,UPPER, LOWER <= 0 <= UPPER, each like 5%, {unit} or inf, finite on "
+            "the side that fails (latency's upper, bandwidth's lower), e.g. latency:-5%,+5% or "
+            "bandwidth@64K-:-10%,+inf")
 
 
 @dataclass
@@ -50,50 +80,148 @@ class Rule:
 
 
 _UNIT = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "": 1}
-RULE = re.compile(r"^(latency|bandwidth)(?:@(\d+[kKmMgG]?)?-(\d+[kKmMgG]?)?)?:([^,]+),([^,]+)$")
+RULE = re.compile(r"(latency|bandwidth)(?:@([0-9]{1,18}[kKmMgG]?)?-([0-9]{1,18}[kKmMgG]?)?)?:([^,]+),([^,]+)")
+
+
+def _show(v: Any, width: int = 60) -> str:
+    """A value from a file or a command line for a one-line message: plain when it is a short
+    word, else as JSON (quotes and escapes, so no line break gets in), cut to `width`."""
+    if isinstance(v, str) and re.fullmatch(r"[\w.:/+=@%,\[\]-]{1," + str(width) + "}", v, re.ASCII):
+        return v
+    t = json.dumps(v, ensure_ascii=True, default=str)
+    return t if len(t) <= width else t[:width - 3] + "..."
+
+
+def _name(path: Any) -> str:
+    """A file name for a message: as given, unless it holds a character that would break the line."""
+    p = str(path)
+    return p if p.isprintable() else json.dumps(p)
+
+
+def accepted(metric: str | None = None) -> str:
+    """What a tolerance may be, for the end of a refusal."""
+    return ACCEPTED.format(unit={"latency": "0.5us", "bandwidth": "100MB/s"}.get(
+        metric or "", "0.5us (latency), 100MB/s (bandwidth)"))
 
 
 def _bytes(s: str) -> int:
-    m = re.fullmatch(r"(\d+)([kKmMgG]?)", s)
+    m = re.fullmatch(r"([0-9]{1,18})([kKmMgG]?)", s)
     return int(m.group(1)) * _UNIT[m.group(2).lower()]
 
 
-def _bound(s: str, metric: str, text: str) -> tuple[float, bool]:
+def _bound(s: str, metric: str, text: str, where: str) -> tuple[float, bool]:
     s = s.strip()
     unit = "us" if metric == "latency" else "MB/s"
-    m = re.fullmatch(r"([+-]?)(inf|\d+(?:\.\d+)?)(%|us|MB/s)?", s)
+    m = re.fullmatch(r"([+-]?)(inf|[0-9]+(?:\.[0-9]+)?)(%|us|MB/s)?", s)
     if not m or (m.group(3) not in (None, "%", unit)):
-        raise InputError(f"--tolerance {text}: {s!r} is not a bound: give +N% / -N% or +N{unit} / -N{unit}")
+        raise InputError(f"{where} {_show(text, 80)}: {_show(s, 40)} is not a bound; " + accepted(metric))
     v = math.inf if m.group(2) == "inf" else float(m.group(2))
+    if m.group(2) != "inf" and not math.isfinite(v):
+        raise InputError(f"{where} {_show(text, 80)}: {_show(s, 40)} is not a finite number; write inf for no bound; "
+                         + accepted(metric))
     if m.group(3) is None and v != math.inf and v != 0:
-        raise InputError(f"--tolerance {text}: {s!r} has no unit: % or {unit}")
+        raise InputError(f"{where} {_show(text, 80)}: {_show(s, 40)} has no unit: % or {unit}")
     v = -v if m.group(1) == "-" else v
     return (v / 100 if m.group(3) == "%" else v), m.group(3) in ("%", None)
 
 
-def parse_rule(text: str) -> Rule:
+def parse_rule(text: str, where: str = "--tolerance") -> Rule:
     """METRIC[@FROM-TO]:LOWER,UPPER, e.g. latency:-5%,+5%  bandwidth@64K-:-10%,+inf
-    latency@0-1K:-0.2us,+0.2us (sizes in bytes with K/M/G = 2^10/2^20/2^30)."""
-    m = RULE.match(text.replace(" ", ""))
+    latency@0-1K:-0.2us,+0.2us (sizes in bytes with K/M/G = 2^10/2^20/2^30).  A rule that
+    cannot fail whatever is measured is refused: infinite on the side that fails (latency's
+    upper bound, bandwidth's lower), a bandwidth allowed to fall by 100 % or more, a latency
+    allowed LONGEST_NS or more beyond its reference.  `where` starts the messages."""
+    if not isinstance(text, str):
+        raise InputError(f"{where}: a tolerance must be text such as {DEFAULT_TOLERANCE} (got "
+                         f"{type(text).__name__})")
+    m = RULE.fullmatch(re.sub(r"\s", "", text))
     if not m:
-        raise InputError(f"--tolerance {text}: expected METRIC[@FROM-TO]:LOWER,UPPER with METRIC latency or "
+        raise InputError(f"{where} {_show(text)}: expected METRIC[@FROM-TO]:LOWER,UPPER with METRIC latency or "
                          "bandwidth, e.g. latency:-5%,+5% or bandwidth@64K-:-10%,+inf")
+    text = m.group(0)
     metric = m.group(1)
     lo = _bytes(m.group(2)) if m.group(2) else 0
     hi = _bytes(m.group(3)) if m.group(3) else None
     if hi is not None and hi < lo:
-        raise InputError(f"--tolerance {text}: the size range ends before it starts")
-    lower, rel_l = _bound(m.group(4), metric, text)
-    upper, rel_u = _bound(m.group(5), metric, text)
+        raise InputError(f"{where} {_show(text, 80)}: the size range ends before it starts")
+    lower, rel_l = _bound(m.group(4), metric, text, where)
+    upper, rel_u = _bound(m.group(5), metric, text, where)
     if lower > 0 or upper < 0:
-        raise InputError(f"--tolerance {text}: the lower bound must be 0 or below and the upper 0 or above "
-                         f"(e.g. -5%,+5%)")
+        raise InputError(f"{where} {_show(text, 80)}: the lower bound must be 0 or below and the upper 0 or above "
+                         f"(e.g. -5%,+5%); " + accepted(metric))
     if rel_l != rel_u and not (math.isinf(lower) or math.isinf(upper)):
-        raise InputError(f"--tolerance {text}: give both bounds in % or both in the metric's unit")
+        raise InputError(f"{where} {_show(text, 80)}: give both bounds in % or both in the metric's unit")
+    if metric == "latency" and math.isinf(upper):
+        raise InputError(f"{where} {_show(text, 80)}: a check that cannot fail: no latency is beyond +inf; give a finite "
+                         "upper bound; " + accepted(metric))
+    if metric == "bandwidth" and math.isinf(lower):
+        raise InputError(f"{where} {_show(text, 80)}: a check that cannot fail: no bandwidth is beyond -inf; give a finite "
+                         "lower bound; " + accepted(metric))
+    if metric == "bandwidth" and rel_l and lower <= -1:
+        raise InputError(f"{where} {_show(text, 80)}: a check that cannot fail: a bandwidth cannot fall by 100 % or more; "
+                         "give a lower bound above -100%; " + accepted(metric))
     if lower <= -1 and rel_l and not math.isinf(lower):
-        raise InputError(f"--tolerance {text}: a relative lower bound of -100% or below allows everything; "
+        raise InputError(f"{where} {_show(text, 80)}: a relative lower bound of -100% or below allows everything; "
                          "use -inf")
+    if metric == "latency" and not rel_u and upper * 1e3 >= LONGEST_NS:
+        raise InputError(f"{where} {_show(text, 80)}: a check that cannot fail: no sample of a run lasts "
+                         f"{upper / 1e6:.6g} s (versus-run's --timeout is at most {LONGEST_NS / 1e9:.0f} s); "
+                         + accepted(metric))
     return Rule(metric, lo, hi, lower, upper, rel_l and rel_u, text)
+
+
+def cannot_fail(rule: Rule, ref_ns: float, b: int) -> str | None:
+    """Why `rule` cannot fail at size b whose reference (the baseline's median of the
+    reported time) is ref_ns, or None when a measurement can be beyond it."""
+    if rule.metric == "latency":
+        allowed = ref_ns * (1 + rule.upper) if rule.relative else ref_ns + rule.upper * 1e3
+        if allowed >= LONGEST_NS:
+            return (f"at {b} B it allows {allowed / 1e9:.6g} s and no sample of a run lasts longer than "
+                    f"{LONGEST_NS / 1e9:.0f} s (versus-run's longest --timeout)")
+        return None
+    if rule.relative:
+        return None if rule.lower > -1 else f"a bandwidth cannot fall by {-100 * rule.lower:g} %"
+    ref_bw = b / ref_ns * 1e3 if ref_ns > 0 else 0.0
+    if ref_bw + rule.lower <= 0:
+        return (f"at {b} B the reference is {ref_bw:.6g} MB/s, so it allows {ref_bw + rule.lower:.6g} MB/s "
+                "and no bandwidth is that low")
+    return None
+
+
+def _references(runs: list[Run]) -> dict[int, float]:
+    """The median of the reported time per size over the runs' samples pooled (ns)."""
+    from .samples import reported
+    pooled: dict[int, list[np.ndarray]] = {}
+    for r in runs:
+        for b, x in reported(r).items():
+            pooled.setdefault(b, []).append(x)
+    return {b: float(np.median(np.concatenate(xs))) for b, xs in sorted(pooled.items())}
+
+
+def check_rules_can_fail(rules: list[Rule], runs: list[Run], where: str) -> None:
+    """Refuse tolerances that decide no size of these runs in a way that can fail: none covers a
+    size, or every size they cover is one where no measurement can be beyond its rule."""
+    refs = _references(runs)
+    if not refs:
+        return
+    why = []
+    for b, ref in refs.items():
+        r = rule_for(rules, b)
+        if r is None:
+            continue
+        w = cannot_fail(r, ref, b)
+        if w is None:
+            return
+        why.append(f"{r.text}: {w}")
+    texts = ", ".join(r.text for r in rules)
+    if len(rules) == 1:
+        why = [w.split(": ", 1)[1] for w in why]
+    sizes = f"{min(refs)} to {max(refs)} B" if len(refs) > 1 else f"{min(refs)} B"
+    if not why:
+        raise InputError(f"{where} {texts}: a check that cannot fail: no rule covers a size of the baseline "
+                         f"({sizes}); " + accepted())
+    raise InputError(f"{where} {texts}: a check that cannot fail at any size of the baseline ({sizes}): "
+                     f"{why[0]}; " + accepted())
 
 
 def _rule_dict(r: Rule) -> dict:
@@ -104,16 +232,183 @@ def _rule_dict(r: Rule) -> dict:
     return d
 
 
-def _rule_from(d: dict, where: str) -> Rule:
-    try:
-        return parse_rule(d["text"])
-    except (KeyError, TypeError):
-        raise InputError(f"{where}: a tolerance without its 'text'") from None
+def _rule_from(d: Any, where: str) -> Rule:
+    if not isinstance(d, dict) or not isinstance(d.get("text"), str):
+        raise InputError(f"{where}: a tolerance without its 'text' (the file was edited or damaged); "
+                         "save the baseline again or give --tolerance")
+    return parse_rule(d["text"], f"{where}: tolerance")
 
 
 def rule_for(rules: list[Rule], b: int) -> Rule | None:
     hit = [r for r in rules if r.covers(b)]
     return hit[-1] if hit else None
+
+
+# --- what a baseline stands for -----------------------------------------------------------
+
+def _launcher(run: Run) -> str | None:
+    la = run.record.get("launcher")
+    name = la.get("name") if isinstance(la, dict) else None
+    return None if name is None else str(name)
+
+
+def baseline_key(run: Run) -> tuple:
+    """The configuration a baseline stands for: load.configuration_key (the definition launches
+    are pooled by everywhere) and the launcher that started the ranks.  `baseline save` pools
+    only launches that share it and `check` compares only results that share it."""
+    return (configuration_key(run), _launcher(run))
+
+
+_ABSENT = object()
+_NAMED = ("transport option", "environment variable", "pattern parameter")
+
+
+def _parts(run: Run) -> dict[tuple, Any]:
+    """The parts of baseline_key one by one, for saying which differs: each transport option,
+    variable of the environment and pattern parameter on its own.  Keys: (part,) or (part, name)."""
+    t, rec = run.transport, run.record
+    parts: dict[tuple, Any] = {("configuration name",): run.config_name, ("transport",): t.get("name"),
+                               ("provider",): t.get("provider") or ""}
+    env = rec.get("env") or {}
+    if isinstance(env, dict):
+        env = {k: v for k, v in env.items() if not str(k).startswith(LAUNCH_ENV_PREFIXES)}
+    for what, d in (("transport option", t.get("options") or {}), ("environment variable", env)):
+        if isinstance(d, dict):
+            parts.update({(what, str(k)): v for k, v in d.items()})
+        else:
+            parts[(what + "s",)] = d
+    parts.update({("pattern",): run.pattern, ("variant",): run.variant})
+    params = rec.get("pattern_params") or {}
+    if isinstance(params, dict):
+        parts.update({("pattern parameter", str(k)): v for k, v in params.items()})
+    else:
+        parts[("pattern parameters",)] = params
+    pl = rec.get("placement")
+    pl = pl if isinstance(pl, dict) else {}
+    hosts = rec.get("hosts") or []
+    parts.update({("ranks",): rec.get("ranks"), ("number of hosts",): len(set(map(str, hosts))),
+                  ("placement policy",): pl.get("policy"), ("--cpus list",): pl.get("cpus_arg"),
+                  ("placement of ranks 0 and 1",): pl.get("relation"), ("pair",): rec.get("pair_ranks"),
+                  ("launcher",): _launcher(run)})
+    return {k: v for k, v in parts.items() if v is not None}
+
+
+def _part_words(key: tuple) -> str:
+    return key[0] if len(key) == 1 else f"{key[0]} {_show(key[1], 40)}"
+
+
+def configuration_difference(here: Run, there: Run, here_word: str = "here", there_word: str = "in the baseline",
+                             most: int = 4) -> str:
+    """Which parts of the configuration two runs differ in, with both values, e.g.
+    "transport option eager_limit: 64 here, default in the baseline"; empty when the same."""
+    if baseline_key(here) == baseline_key(there):
+        return ""
+    a, b = _parts(here), _parts(there)
+    diffs = []
+    for k in list(a) + [k for k in b if k not in a]:
+        x, y = a.get(k, _ABSENT), b.get(k, _ABSENT)
+        if x != y or type(x) is not type(y):
+            absent = "default" if k[0] == "transport option" else "not set" if k[0] in _NAMED else "not recorded"
+            sx = absent if x is _ABSENT else _show(x, 40)
+            sy = absent if y is _ABSENT else _show(y, 40)
+            diffs.append(f"{_part_words(k)}: {sx} {here_word}, {sy} {there_word}")
+    if not diffs:   # load.configuration_key knows a part this list does not name
+        diffs = [f"{describe_difference(here, there) or 'the configuration'} differs ({here_word} and "
+                 f"{there_word})"]
+    more = f"; and {len(diffs) - most} more" if len(diffs) > most else ""
+    return "; ".join(diffs[:most]) + more
+
+
+def _one_configuration(runs: list[Run], what: str) -> None:
+    """Refuse launches of several configurations, naming the first part that differs."""
+    for r in runs[1:]:
+        d = configuration_difference(r, runs[0], f"in {_name(r.source)}", f"in {_name(runs[0].source)}")
+        if d:
+            raise InputError(f"{what} are not launches of one configuration: {d}")
+
+
+# --- a launch counts once ----------------------------------------------------------------
+
+def _samples_digest(run: Run) -> str:
+    h = hashlib.sha256()
+    for s in run.sizes:
+        h.update(str(s.bytes).encode())
+        h.update(np.ascontiguousarray(s.samples_ns, dtype=np.int64).tobytes())
+    return h.hexdigest()
+
+
+# Two launches do not draw the same samples by chance once there are this many of them (a few
+# per size could coincide on a coarse clock).
+SAME_SAMPLES_FROM = 32
+
+
+def _launch_ids(run: Run) -> list[tuple]:
+    """What makes a run one launch: its run_id with launch_id and pair, and its samples."""
+    ids = []
+    rid = run.record.get("run_id")
+    if isinstance(rid, str) and rid:
+        ids.append(("run", rid, run.launch_id, json.dumps(run.record.get("pair_ranks"))))
+    if sum(s.samples_ns.size for s in run.sizes) >= SAME_SAMPLES_FROM:
+        ids.append(("samples", _samples_digest(run)))
+    return ids
+
+
+def _same_launch_words(a: Run, b: Run, key: tuple) -> str:
+    if key[0] == "run":
+        return f"the same launch (run_id {_show(key[1])}, launch {key[2]})"
+    return "the same samples (one launch copied)"
+
+
+def refuse_repeated_files(paths: list[str]) -> None:
+    """Refuse a file given twice, by name or by another path to it."""
+    seen: dict[tuple, str] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue    # the loader says why it cannot be read
+        k = (st.st_dev, st.st_ino)
+        if k in seen:
+            same = "given twice" if seen[k] == p else f"the same file as {_name(seen[k])}"
+            raise InputError(f"{_name(p)} is {same}: a launch counts once; give each launch's file once")
+        seen[k] = p
+
+
+def refuse_repeated_launches(runs: list[Run], what: str = "") -> None:
+    """Refuse two runs that are one launch (the same run_id and launch_id, or the same samples)."""
+    seen: dict[tuple, Run] = {}
+    for r in runs:
+        for k in _launch_ids(r):
+            if k in seen:
+                o = seen[k]
+                raise InputError(f"{what + ': ' if what else ''}{_name(o.source)} and {_name(r.source)} hold "
+                                 f"{_same_launch_words(o, r, k)}: a launch counts once; give each launch once")
+            seen[k] = r
+
+
+def _baseline_launches(new_runs: list[Run], base_runs: list[Run]) -> list[str]:
+    """Warnings for new runs that are launches the baseline holds (compared with themselves)."""
+    held = {k: r for r in base_runs for k in _launch_ids(r)}
+    out = []
+    for r in new_runs:
+        hit = next((k for k in _launch_ids(r) if k in held), None)
+        if hit is not None:
+            out.append(f"{_name(r.source)} holds {_same_launch_words(r, held[hit], hit)} as the baseline's "
+                       f"{_name(held[hit].source)}: it is compared with itself and cannot fail")
+    return out
+
+
+def _measured_complete(runs: list[Run], what: str = "") -> None:
+    what = what + ": " if what else ""
+    if any(r.imported is not None for r in runs):
+        raise InputError(f"{what}an imported run has no samples to check: a baseline and a check take "
+                         "measured runs")
+    bad = [f"{_name(r.source)} ({_show(r.status)})" for r in runs if not r.usable_as_complete]
+    if bad:
+        raise InputError(f"{what}a baseline and a check take complete runs; not: {', '.join(bad)}")
+    empty = [_name(r.source) for r in runs if not r.sizes]
+    if empty:
+        raise InputError(f"{what}no size with samples in {', '.join(empty)}")
 
 
 # --- save -------------------------------------------------------------------------------
@@ -125,68 +420,126 @@ def _unsealed(rec):
     return {k: v for k, v in rec.items() if k != "line_sha256" and not (k == "integrity" and rec.get("record") == "run")}
 
 
-def _raw_lines(path: str) -> list[dict]:
-    try:
-        return [json.loads(ln) for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip()]
-    except OSError as ex:
-        raise InputError(f"{path}: cannot read: {ex.strerror or ex}") from None
-    except json.JSONDecodeError as ex:
-        raise InputError(f"{path}: malformed line: {ex.msg}") from None
+def _is_input(out: str, paths: list[str]) -> str | None:
+    for p in paths:
+        try:
+            if os.path.samefile(out, p):
+                return p
+        except OSError:
+            continue
+    return None
+
+
+def _refuse_output(out: str, inputs: list[str], option: str, kind: str | None = None) -> None:
+    """Refuse writing over an input, or (kind given) over an existing file that is not a `kind`."""
+    hit = _is_input(out, inputs)
+    if hit is not None:
+        raise InputError(f"{option} {_name(out)}: that is the input {_name(hit)}; writing there would replace it: "
+                         "give another file")
+    if kind is not None and os.path.lexists(out):
+        try:
+            with open(out, "rb") as f:
+                head = f.read(64) if os.path.isfile(out) else b""
+        except OSError:
+            head = b""
+        if head and not head.startswith(b'{"format": "%s"' % kind.encode()):
+            raise InputError(f"{option} {_name(out)}: a file that is not a {kind} is there; writing would replace "
+                             "it: give another name or remove it")
 
 
 def save(results: list[str], out: str, tolerances: list[str]) -> dict:
-    """Check the runs load as one measured configuration, then keep their records."""
-    from .load import check_same_configuration
-    runs = [r for p in results for r in load_file(p)]
-    if any(r.imported is not None for r in runs):
-        raise InputError("an imported run has no samples to check against: a baseline holds measured runs")
-    if not all(r.usable_as_complete for r in runs):
-        bad = [f"{r.source} ({r.status})" for r in runs if not r.usable_as_complete]
-        raise InputError(f"a baseline is made of complete runs; not: {', '.join(bad)}")
-    check_same_configuration(runs)
+    """Check the runs are complete launches of one measured configuration, each once, and that
+    the tolerances can fail; then keep each file's lines verbatim."""
+    _refuse_output(out, results, "-o", FORMAT)
     rules = [parse_rule(t) for t in (tolerances or [DEFAULT_TOLERANCE])]
+    refuse_repeated_files(results)
+    texts, runs = [], []
+    for p in results:
+        texts.append(read_input(p))
+        runs.extend(load_file(p))
+    _measured_complete(runs)
+    refuse_repeated_launches(runs)
+    _one_configuration(runs, "the results")
+    check_rules_can_fail(rules, runs, "--tolerance")
     doc = {"format": FORMAT, "version": VERSION,
            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "configuration": runs[0].label, "pattern": runs[0].pattern, "launches": len(results),
+           "configuration": runs[0].label, "pattern": runs[0].pattern, "launches": len(runs),
            "sources": [Path(p).name for p in results],
            "tolerances": [_rule_dict(r) for r in rules],
-           "files": [_raw_lines(p) for p in results]}
-    try:
-        Path(out).write_text(json.dumps(doc) + "\n", encoding="utf-8")
-    except OSError as ex:
-        raise InputError(f"-o {out}: cannot write: {ex.strerror or ex}") from None
+           "files": [t.split("\n") for t in texts]}
+    write_atomically(out, json.dumps(doc, ensure_ascii=False) + "\n", "-o")
     return doc
 
 
-def load_baseline(path: str) -> tuple[dict, list[Run]]:
-    from .load import load_file as _lf
+def _no_baseline(path: str, why: str) -> InputError:
+    return InputError(f"--baseline {_name(path)}: {why}; make one with versus baseline save RESULTS -o FILE")
+
+
+def _edited(path: str, why: str) -> InputError:
+    return InputError(f"--baseline {_name(path)}: {why} (the file was edited or damaged); save the baseline again "
+                      "from its results files")
+
+
+def load_baseline(path: str, warnings: list[str] | None = None) -> tuple[dict, list[Run]]:
+    """The baseline's document and its runs, each checked as `baseline save` checked them;
+    InputError for a file that is not a baseline, or one edited or damaged since."""
     import tempfile
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as ex:
-        raise InputError(f"--baseline {path}: cannot read: {ex.strerror or ex}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InputError(f"--baseline {path}: not a baseline file (not JSON); make one with "
-                         "versus baseline save RESULTS -o FILE") from None
+        text = read_input(path)
+    except InputError as ex:
+        raise InputError(f"--baseline {ex}") from None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        raise _no_baseline(path, "not a baseline file (not JSON)") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise InputError(f"--baseline {path}: not a baseline file (no format {FORMAT!r}); make one with "
-                         "versus baseline save RESULTS -o FILE")
-    if doc.get("version") != VERSION:
-        raise InputError(f"--baseline {path}: baseline version {doc.get('version')!r}; this versus reads {VERSION}")
+        raise _no_baseline(path, f"not a baseline file (no format {FORMAT!r})")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in READS:
+        raise InputError(f"--baseline {_name(path)}: baseline version {_show(version)}; this versus reads "
+                         f"{', '.join(map(str, READS))}")
     files = doc.get("files")
     if not isinstance(files, list) or not files:
-        raise InputError(f"--baseline {path}: holds no runs")
+        raise _edited(path, "holds no runs")
+    sources = doc.get("sources")
+    sources = sources if isinstance(sources, list) else []
     runs: list[Run] = []
+    stripped = False
     with tempfile.TemporaryDirectory() as d:
         for k, lines in enumerate(files):
-            name = (doc.get("sources") or [])[k] if k < len(doc.get("sources") or []) else f"launch{k}"
-            p = Path(d) / f"{k}-{Path(str(name)).name}"
-            # the seals were checked when the baseline was saved; the records come back unsealed
-            # (re-serialised, their bytes differ), so the run no longer promises them
-            p.write_text("".join(json.dumps(_unsealed(x)) + "\n" for x in lines), encoding="utf-8")
-            for r in _lf(p):
+            name = sources[k] if k < len(sources) and isinstance(sources[k], str) else f"launch {k}"
+            where = f"--baseline {_name(path)}: {_name(name)}"
+            if not isinstance(lines, list):
+                raise _edited(path, f"{_name(name)} is not a list of lines")
+            if version == 1:
+                # kept re-encoded: their bytes differ from the seals', which are dropped
+                recs = [_unsealed(x) for x in lines]
+                stripped |= any(isinstance(x, dict) and "line_sha256" in x for x in lines)
+                body = "".join(json.dumps(x, ensure_ascii=True) + "\n" for x in recs)
+            else:
+                if not all(isinstance(x, str) and "\n" not in x for x in lines):
+                    raise _edited(path, f"{_name(name)} is not a list of lines of text")
+                body = "\n".join(lines)
+            p = Path(d) / f"{k}.jsonl"
+            try:
+                p.write_text(body, encoding="utf-8")
+            except (UnicodeEncodeError, ValueError):
+                raise _edited(path, f"{_name(name)} holds text that is not UTF-8") from None
+            try:
+                loaded = load_file(p)
+            except InputError as ex:
+                raise InputError(str(ex).replace(str(p), where)) from None
+            for r in loaded:
                 r.source = f"{path}[{name}]"
+                r.warnings = [w.replace(str(p), where) for w in r.warnings]
                 runs.append(r)
+    if stripped and warnings is not None:
+        warnings.append(f"--baseline {_name(path)} is a version 1 baseline: its records were kept re-encoded, so "
+                        "their line seals cannot be checked; save it again with this versus to keep them verbatim")
+    what = f"--baseline {_name(path)}"
+    _measured_complete(runs, what)
+    refuse_repeated_launches(runs, what)
+    _one_configuration(runs, f"{what}: its runs")
     return doc, runs
 
 
@@ -225,35 +578,63 @@ def _verdict(rule: Rule, ratio: float, ci: list[float], ref_ns: float, b: int) -
 
 def check(results: list[str], baseline: str, tolerances: list[str] | None = None, strict: bool = False,
           seed: int = 0) -> dict:
+    """The new runs against the baseline, size by size.  InputError (exit 2) for results that
+    are not the baseline's configuration, a launch given twice, tolerances that cannot fail,
+    and a check that would check nothing."""
     from .compare import compare_runs
-    doc, base_runs = load_baseline(baseline)
-    new_runs = [r for p in results for r in load_file(p)]
-    if any(r.imported is not None for r in new_runs):
-        raise InputError("an imported run has no samples: versus check needs measured runs")
-    rules = ([parse_rule(t) for t in tolerances] if tolerances else
-             [_rule_from(d, baseline) for d in doc.get("tolerances") or []])
+    rules = [parse_rule(t) for t in tolerances] if tolerances else None
+    warnings: list[str] = []
+    doc, base_runs = load_baseline(baseline, warnings)
+    if rules is None:
+        stored = doc.get("tolerances")
+        if stored is not None and not isinstance(stored, list):
+            raise _edited(baseline, "its 'tolerances' is not a list")
+        rules = [_rule_from(d, f"--baseline {_name(baseline)}") for d in stored or []]
+        where = f"--baseline {_name(baseline)}: tolerance"
+    else:
+        where = "--tolerance"
     if not rules:
         rules = [parse_rule(DEFAULT_TOLERANCE)]
-    if new_runs[0].label != base_runs[0].label:
-        raise InputError(f"the results measure {new_runs[0].label!r}, the baseline {base_runs[0].label!r}: "
-                         "check a configuration against its own baseline")
+    refuse_repeated_files(results)
+    new_runs = [r for p in results for r in load_file(p)]
+    _measured_complete(new_runs)
+    refuse_repeated_launches(new_runs)
+    _one_configuration(new_runs, "the results")
+    diff = configuration_difference(new_runs[0], base_runs[0], "here", "in the baseline")
+    if diff:
+        raise InputError(f"{_name(new_runs[0].source)} is not the configuration of baseline {_name(baseline)}: "
+                         f"{diff}; check a configuration against its own baseline")
+    warnings += _baseline_launches(new_runs, base_runs)
+    check_rules_can_fail(rules, base_runs, where)
     cmp = compare_runs(new_runs, base_runs, seed=seed, labels=("new", "baseline"))
+    if not cmp.sizes:
+        raise InputError(f"no size was measured both in the results and in the baseline (results "
+                         f"{_show(cmp.only_a, 40)}, baseline {_show(cmp.only_b, 40)}): nothing to check")
     cases = []
     for s in cmp.sizes:
         rule = rule_for(rules, s.bytes)
         if rule is None:
             cases.append({"bytes": s.bytes, "status": "unchecked", "words": "no tolerance covers this size"})
             continue
+        vacuous = cannot_fail(rule, s.median_b_us * 1e3, s.bytes)
+        if vacuous:
+            cases.append({"bytes": s.bytes, "status": "unchecked", "metric": rule.metric,
+                          "words": f"tolerance {rule.text} cannot fail here: {vacuous}"})
+            continue
         status, words = _verdict(rule, s.ratio, s.ratio_ci, s.median_b_us * 1e3, s.bytes)
         cases.append({"bytes": s.bytes, "status": status, "words": words, "metric": rule.metric,
                       "new_us": s.median_a_us, "baseline_us": s.median_b_us, "ratio": s.ratio,
                       "ratio_ci": list(s.ratio_ci), "inference": s.inference,
                       "launches": [s.launches_a, s.launches_b]})
+    if all(c["status"] == "unchecked" for c in cases):
+        raise InputError(f"no size measured both in the results and in the baseline "
+                         f"({_show([c['bytes'] for c in cases], 40)}) is one a tolerance can fail at "
+                         f"({', '.join(r.text for r in rules)}): nothing to check")
     failed = [c for c in cases if c["status"] == "regressed" or (strict and c["status"] == "improved")]
     return {"baseline": baseline, "configuration": base_runs[0].label, "results": results,
             "created": doc.get("created"), "strict": strict,
             "rules": [r.text for r in rules], "only_new": cmp.only_a, "only_baseline": cmp.only_b,
-            "passed": not failed, "cases": cases,
+            "passed": not failed, "cases": cases, "warnings": warnings,
             "counts": {k: sum(c["status"] == k for c in cases)
                        for k in ("pass", "unsure", "improved", "regressed", "unchecked")}}
 
@@ -299,7 +680,9 @@ def add_parser(sub) -> None:
     b = sub.add_parser("baseline", help="save results as a baseline with tolerances (see: versus check)")
     bs = b.add_subparsers(dest="baseline_command", metavar="ACTION")
     s = bs.add_parser("save", help="keep these results (one configuration, its launches) as the reference",
-                      description="Keep the runs' records (their samples) with tolerances, for versus check.")
+                      description="Keep the runs' records (their samples) with tolerances, for versus check. "
+                                  "The runs must be complete launches of one configuration, each given once; "
+                                  "a tolerance must be able to fail (docs/history.md).")
     s.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="launches of one configuration")
     s.add_argument("-o", "--output", required=True, metavar="BASE.json")
     s.add_argument("--tolerance", action="append", metavar="RULE",
@@ -307,10 +690,12 @@ def add_parser(sub) -> None:
                         f"{DEFAULT_TOLERANCE.replace('%', '%%')}); "
                         "METRIC latency or bandwidth; bounds in %% or us / MB/s; e.g. bandwidth@64K-:-10%%,+inf")
     s.set_defaults(func=_cmd_save)
-    b.set_defaults(func=lambda a: (b.print_help(), 2)[1])
+    b.set_defaults(func=_cmd_baseline_alone)
     c = sub.add_parser("check", help="check results against a baseline: exit 0 pass, 1 regressed, 2 bad input",
                        description="Compare results with a baseline size by size; a size fails when its whole "
-                                   "95 %% interval of the change lies beyond the tolerance.")
+                                   "95 % interval of the change lies beyond the tolerance. The results must be "
+                                   "of the baseline's configuration (transport, options, environment, pattern, "
+                                   "variant, parameters, ranks, hosts, placement, launcher).")
     c.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     c.add_argument("--baseline", required=True, metavar="BASE.json")
     c.add_argument("--tolerance", action="append", metavar="RULE", help="override the baseline's tolerances")
@@ -318,6 +703,10 @@ def add_parser(sub) -> None:
     c.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     c.add_argument("--junit", metavar="FILE.xml", help="also write JUnit XML: one test case per size")
     c.set_defaults(func=_cmd_check)
+
+
+def _cmd_baseline_alone(args) -> int:
+    raise InputError("give an action: save (see versus baseline save --help)")
 
 
 def _cmd_save(args) -> int:
@@ -329,12 +718,14 @@ def _cmd_save(args) -> int:
 
 
 def _cmd_check(args) -> int:
+    import sys
     from .export import dumps
+    if args.junit:
+        _refuse_output(args.junit, [*args.results, args.baseline], "--junit")
     d = check(args.results, args.baseline, args.tolerance, args.strict)
     if args.junit:
-        try:
-            Path(args.junit).write_text(junit_xml(d), encoding="utf-8")
-        except OSError as ex:
-            raise InputError(f"--junit {args.junit}: cannot write: {ex.strerror or ex}") from None
+        write_atomically(args.junit, junit_xml(d), "--junit")
+    for w in d["warnings"]:
+        print(f"versus check: warning: {w}", file=sys.stderr)
     print(dumps(d) if args.json else format_check(d))
     return 0 if d["passed"] else 1

@@ -60,13 +60,36 @@ CREATE INDEX IF NOT EXISTS runs_config ON runs(config, start_time);
 """
 
 
+def store_error(db: str, ex: sqlite3.Error) -> InputError:
+    """One line for an SQLite error on the store: busy (another process holds its lock),
+    damaged (rebuild it from the JSONL files), or not a store."""
+    words = " ".join(str(ex).split())
+    if "locked" in words or "busy" in words:
+        return InputError(f"--db {db}: the history store is in use by another process ({words}); try again "
+                          "when it is done")
+    if isinstance(ex, sqlite3.DatabaseError) and ("malformed" in words or "corrupt" in words):
+        return InputError(f"--db {db}: the history store is damaged ({words}); make it again from the JSONL "
+                          f"files: versus history rebuild RESULTS_DIR --db {db}")
+    return InputError(f"--db {db}: cannot open it as a history store ({words}); give a writable path "
+                      "for a new one or an existing store")
+
+
 def connect(db: str) -> sqlite3.Connection:
+    """The store, its tables made if missing; a damaged one is refused (quick_check reads every
+    page, a few ms for a store of thousands of runs)."""
+    con = None
     try:
         con = sqlite3.connect(db)
         con.executescript(SCHEMA)
+        problems = [" ".join(str(r[0]).split()) for r in con.execute("PRAGMA quick_check").fetchmany(3)]
+        if problems != ["ok"]:
+            con.close()
+            raise InputError(f"--db {db}: the history store is damaged ({'; '.join(problems)[:200]}); make it "
+                             f"again from the JSONL files: versus history rebuild RESULTS_DIR --db {db}")
     except sqlite3.Error as ex:
-        raise InputError(f"--db {db}: cannot open it as a history store ({ex}); give a writable path "
-                         "for a new one or an existing store") from None
+        if con is not None:
+            con.close()
+        raise store_error(db, ex) from None
     return con
 
 
@@ -102,9 +125,13 @@ def add_run(con: sqlite3.Connection, run: Run) -> bool:
 def add_files(db: str, paths: list[str]) -> tuple[int, int]:
     runs = [r for p in paths for r in load_file(p)]
     con = connect(db)
-    with con:
-        added = sum(add_run(con, r) for r in runs)
-    con.close()
+    try:
+        with con:
+            added = sum(add_run(con, r) for r in runs)
+    except sqlite3.Error as ex:
+        raise store_error(db, ex) from None
+    finally:
+        con.close()
     return added, len(runs)
 
 
@@ -125,17 +152,22 @@ def rebuild(db: str, paths: list[str]) -> tuple[int, int]:
     con = connect(str(tmp))
     added = total = 0
     skipped = []
-    with con:
-        for f in files:
-            try:
-                runs = load_file(f)
-            except InputError as ex:
-                skipped.append(str(ex))
-                continue
-            for r in runs:
-                if r.imported is None:
-                    total += 1
-                    added += add_run(con, r)
+    try:
+        with con:
+            for f in files:
+                try:
+                    runs = load_file(f)
+                except InputError as ex:
+                    skipped.append(str(ex))
+                    continue
+                for r in runs:
+                    if r.imported is None:
+                        total += 1
+                        added += add_run(con, r)
+    except sqlite3.Error as ex:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise store_error(str(tmp), ex) from None
     con.close()
     for s in skipped:
         print(f"versus history rebuild: skipped {s}")
@@ -169,6 +201,18 @@ def series(db: str, nbytes: int | None = None, metric: str = "latency") -> list[
     if not Path(db).exists():
         raise InputError(f"--db {db}: no history store there; add runs with versus history add RESULTS --db {db}")
     con = connect(db)
+    try:
+        return _series(con, nbytes, metric)
+    except sqlite3.Error as ex:
+        raise store_error(db, ex) from None
+    except (ValueError, TypeError) as ex:     # a row versus did not write (edited by hand)
+        raise InputError(f"--db {db}: the history store holds a value versus did not write ({ex}); make it again "
+                         f"from the JSONL files: versus history rebuild RESULTS_DIR --db {db}") from None
+    finally:
+        con.close()
+
+
+def _series(con: sqlite3.Connection, nbytes: int | None, metric: str) -> list[dict]:
     out = []
     for (config,) in con.execute("SELECT DISTINCT config FROM runs ORDER BY config").fetchall():
         rows = con.execute("SELECT id, start_time, label, hosts, library, library_version, source, status "
@@ -196,7 +240,6 @@ def series(db: str, nbytes: int | None = None, metric: str = "latency") -> list[
                             "version_changed": pts[c]["version"] != pts[c - 1]["version"]})
         out.append({"label": rows[0][2], "hosts": json.loads(rows[0][3]), "bytes": b, "metric": metric,
                     "unit": "us" if metric == "latency" else "MB/s", "points": pts, "changes": changes})
-    con.close()
     return out
 
 
