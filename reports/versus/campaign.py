@@ -124,12 +124,64 @@ def _check_keys(obj: dict, allowed: set, where: str) -> None:
                          f"(known: {', '.join(sorted(allowed))})")
 
 
-def _str_map(obj, where: str) -> dict:
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _show(v, width: int = 60) -> str:
+    """A value as the config spelled it, on one line and cut short: for messages."""
+    try:
+        text = repr(v)
+    except RecursionError:
+        text = "a value nested too deeply"
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _str_map(obj, where: str, key: str) -> dict:
+    """obj as a table of name = text (numbers and booleans spelled as the runner reads them); key
+    (env or options) names it in the message when it is anything else."""
     if obj is None:
         return {}
+    example = 'env = { UCX_TLS = "tcp" }' if key == "env" else 'options = { mode = "block" }'
     if not isinstance(obj, dict):
-        raise InputError(f"{where}: must be a table of key = value")
-    return {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in obj.items()}
+        raise InputError(f"{where}: {key} must be a table of name = value, e.g. {example} (got {_show(obj)})")
+    out = {}
+    for k, v in obj.items():
+        if key == "env" and not ENV_NAME_RE.match(k):
+            raise InputError(f"{where}: env name {_show(k)} is not a variable name (letters, digits and _, "
+                             "not starting with a digit)")
+        if key != "env" and (not k or "=" in k or "\0" in k):
+            raise InputError(f"{where}: {key} name {_show(k)} cannot be given as --transport-opt NAME=VALUE "
+                             "(empty, or holds = or a NUL character)")
+        if isinstance(v, bool):
+            v = str(v).lower()
+        elif isinstance(v, int) or (isinstance(v, float) and math.isfinite(v)):
+            v = str(v)
+        elif not isinstance(v, str):
+            raise InputError(f"{where}: {key}.{k} must be a string, a number or true/false (got {_show(v)})")
+        out[k] = v
+    return out
+
+
+def _text(obj: dict, key: str, where: str, example: str) -> None:
+    """obj[key], when there, must be a string."""
+    if key in obj and not isinstance(obj[key], str):
+        raise InputError(f"{where}: {key} must be a string, e.g. {key} = {example} (got {_show(obj[key])})")
+
+
+def _no_nul(v, where: str, key: str) -> None:
+    """No NUL character in a value that reaches a command line or an environment: the operating
+    system cannot carry one (the run would end in an error at its start, not a word)."""
+    if isinstance(v, str):
+        if "\0" in v:
+            raise InputError(f"{where}: {key} holds a NUL character, which no command line or environment "
+                             "can carry")
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _no_nul(k, where, key)
+            _no_nul(x, where, f"{key}.{k}")
+    elif isinstance(v, list):
+        for x in v:
+            _no_nul(x, where, key)
 
 
 def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
@@ -152,6 +204,8 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
     except tomllib.TOMLDecodeError as ex:
         raise InputError(f"{path}: not valid TOML: {ex}") from None
     _check_keys(doc, TOP_KEYS, str(path))
+    for k, example in (("title", '"Local comparison"'), ("description", '"..."'), ("study", '"seed000"')):
+        _text(doc, k, str(path), example)
     own = doc.get("scale", 1.0)
     if not isinstance(own, (int, float)) or isinstance(own, bool) or not 0 < own <= 1:
         raise InputError(f"{path}: scale must be a number above 0 and at most 1 (got {own!r})")
@@ -160,6 +214,7 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table")
     _check_keys(defaults, RUN_KEYS - {"id", "transport"} | {"transport"}, f"{path} [defaults]")
+    default_maps = {k: _str_map(defaults.get(k), f"{path} [defaults]", k) for k in ("env", "options")}
     top_timeout = _seconds(doc, "timeout", str(path), 300)
     top_launches = _whole(doc, "launches", str(path), CLAIM_LAUNCHES, least=1)
     runs: list[RunSpec] = []
@@ -173,11 +228,15 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
             raise InputError(f"{where}: each [[run]] must be a table")
         _check_keys(entry, RUN_KEYS, where)
         e = {**defaults, **entry}
-        e["env"] = {**_str_map(defaults.get("env"), where), **_str_map(entry.get("env"), where)}
-        e["options"] = {**_str_map(defaults.get("options"), where), **_str_map(entry.get("options"), where)}
+        e["env"] = {**default_maps["env"], **_str_map(entry.get("env"), where, "env")}
+        e["options"] = {**default_maps["options"], **_str_map(entry.get("options"), where, "options")}
+        for k, x in e.items():
+            _no_nul(x, where, k)
         transport = e.get("transport")
         if not transport:
             raise InputError(f"{where}: 'transport' is required")
+        _text(e, "id", where, '"ucx-tcp"')
+        _text(e, "label", where, '"UCX over TCP"')
         rid = str(e.get("id") or transport)
         if not ID_RE.match(rid):
             raise InputError(f"{where}: id {rid!r} may hold only letters, digits and _.+- "
@@ -186,6 +245,9 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                                                 in ("pingpong", "overhead") else "")]
         if isinstance(variants, str):
             variants = [variants]
+        if not isinstance(variants, list):
+            raise InputError(f"{where}: variants must be a list of variant names, e.g. variants = "
+                             f"[\"blocking\", \"nonblocking\"] (got {_show(variants)})")
         launches = _whole(e, "launches", where, top_launches, least=1)
         counts = {k: _whole(e, k, where) for k in ("iterations", "iterations_large", "warmup", "warmup_large")}
         for k in ("iterations", "iterations_large"):
@@ -222,11 +284,16 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
                            ("transport", "\"shm\"")):
             if e.get(k) is not None and not isinstance(e[k], str):
                 raise InputError(f"{where}: {k} must be a string, e.g. {k} = {example} (got {e[k]!r})")
-        if e.get("batch") is not None and not (isinstance(e["batch"], str) or
-                                               (isinstance(e["batch"], int) and not isinstance(e["batch"], bool))):
-            raise InputError(f"{where}: batch must be a whole number or \"auto\" (got {e['batch']!r})")
+        b = e.get("batch")
+        whole = isinstance(b, int) and not isinstance(b, bool) and b >= 1
+        if b is not None and not (whole or b == "auto" or
+                                  (isinstance(b, str) and b.isascii() and b.isdigit() and int(b) >= 1)):
+            raise InputError(f"{where}: batch must be a whole number, at least 1, or \"auto\" (got {_show(b)})")
         if not all(isinstance(v, str) for v in variants):
-            raise InputError(f"{where}: variants must be a list of variant names (got {variants!r})")
+            which = "variants" if "variants" in e and e["variants"] else "variant"
+            want = ('a list of variant names, e.g. variants = ["blocking", "nonblocking"]' if which == "variants"
+                    else 'a name, e.g. variant = "blocking"')
+            raise InputError(f"{where}: {which} must be {want} (got {_show(e[which])})")
         for k, v in (("extra_args", extra), ("launcher_args", launcher_args)):
             if not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in v):
                 raise InputError(f"{where}: {k} must be a list of strings")
