@@ -997,18 +997,43 @@ def fill_lattice(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, t
     a step of the staircase, with its own height: the half periods either side moved along the
     regime's common slope (the fit's x term), median over the replicates.  Appends to trans;
     returns how many steps it added."""
-    own = [sc for sc in stairs if sc.page_bytes is None]
-    if replicates is None or len(replicates[0]) < MIN_REPLICATES or not own:
+    if replicates is None or len(replicates[0]) < MIN_REPLICATES:
         return 0
-    sc = max(own, key=lambda c: c.steps)
-    members = sorted((trans[m] for m in sc.members), key=lambda t: t.bytes)
+    x = np.asarray(fit.locator.x, dtype=np.float64)
+    grid = float(np.median(np.diff(x))) if x.size > 1 else 0.0
+
+    def mid(t):
+        return 0.5 * (t.after_bytes + t.before_bytes)
+
+    own = [sc for sc in stairs if sc.page_bytes is None]
+    if own:
+        sc = max(own, key=lambda c: c.steps)
+        first = min((trans[m] for m in sc.members), key=lambda t: t.bytes)
+        seeds = [(mid(first), sc.period_bytes)]
+    else:
+        # no staircase: two neighbouring rising steps that stood out may be two of one (the others drawn
+        # as ramps); each pair's distance is tried as a period, Bonferroni over the pairs too
+        rising = sorted((t for t in trans if t.kind == "step" and t.jump_us > 0 and not t.threshold),
+                        key=lambda t: t.bytes)
+        seeds = [(mid(a), mid(b) - mid(a)) for a, b in zip(rising, rising[1:]) if mid(b) - mid(a) > 4 * grid]
+    for phi, period in seeds:
+        added = _fill_from(fit, replicates, trans, phi, period, len(seeds))
+        if added:
+            return added
+    return 0
+
+
+def _fill_from(fit: SegmentedFit, replicates: tuple[np.ndarray, str], trans: list[Transition], phi0: float,
+               period0: float, tries: int) -> int:
+    """fill_lattice from one lattice (a step's middle phi0, period0), its tests held to REPLICATE_ALPHA
+    over the regimes tested times `tries` (the lattices tried)."""
     reps, how = replicates
     loc = fit.locator
     x = np.asarray(loc.x, dtype=np.float64)
     grid = float(np.median(np.diff(x))) if x.size > 1 else 0.0
     taken = [(t.after_bytes - grid, t.before_bytes + grid) for t in trans]
     # the lattice: refitted on every rising step on it, the staircase's own and those its chain missed
-    state = {"phi": float(0.5 * (members[0].after_bytes + members[0].before_bytes)), "period": sc.period_bytes}
+    state = {"phi": float(phi0), "period": float(period0)}
 
     def mid(t):
         return 0.5 * (t.after_bytes + t.before_bytes)
@@ -1032,14 +1057,14 @@ def fill_lattice(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, t
             state["phi"], state["period"] = float(m.mean() - per * k.mean()), per
         return True
 
-    if not refit():
+    if not refit() and len(on_lattice()) < 2:
         return 0
     inside = [n for n, g in enumerate(loc.regimes) if not any(g.from_bytes < t.bytes <= g.to_bytes for t in trans)]
     todo = [n for n in inside if len(_placement(x, loc.regimes[n].first, loc.regimes[n].last, state["phi"],
                                                  state["period"], taken)) >= 2]
     if not todo:
         return 0
-    total = len(todo)
+    total = len(todo) * tries
     crit = float(scipy_stats.t.ppf(1 - REPLICATE_ALPHA / (2 * total), len(reps) - 1))
     added = 0
     while todo:
