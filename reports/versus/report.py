@@ -538,16 +538,67 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
         history = next((str(f) for f in found if f.exists()), None)
     elif not Path(history).exists():
         raise InputError(f"--history {history}: no history store there (versus history add RESULTS --db FILE)")
-    samples = beside(write_samples_csv, runs, entries, out / "samples.csv", out / "samples.parquet")
-    model = build_model(runs, entries, manifests, out, study, pairs, title, include_invalid)
-    model["native"] = native_section(runs, imported, out)
-    model["history"] = history_section(history, out)
-    html = html_env().get_template("report.html.j2").render(m=model)
-    (out / "index.html").write_text(html, encoding="utf-8")
-    tex = latex_env().get_template("report.tex.j2").render(m=model)
-    (out / "report.tex").write_text(tex, encoding="utf-8")
-    model["samples"] = samples()
+    # Every file is written into a folder of its own inside the output and moved into place at the
+    # end, index.html last: a failure on the way (a full disk) or a kill leaves the previous report
+    # as it was, never a cut index.html beside new plots.
+    import shutil
+    import tempfile
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".versus-report-", dir=out))
+    except OSError as ex:
+        raise InputError(f"report directory {out}: cannot write in it ({ex.strerror or ex})") from None
+    kept = "; the previous report there is left as it was"
+    samples = None
+    try:
+        samples = beside(write_samples_csv, runs, entries, stage / "samples.csv", stage / "samples.parquet")
+        model = build_model(runs, entries, manifests, stage, study, pairs, title, include_invalid)
+        model["native"] = native_section(runs, imported, stage)
+        model["history"] = history_section(history, stage)
+        html = html_env().get_template("report.html.j2").render(m=model)
+        (stage / "index.html").write_text(html, encoding="utf-8")
+        tex = latex_env().get_template("report.tex.j2").render(m=model)
+        (stage / "report.tex").write_text(tex, encoding="utf-8")
+        wait, samples = samples, None
+        try:
+            model["samples"] = wait()
+        except InputError as ex:
+            raise InputError(f"report directory {out}: {ex}{kept}") from None
+        _publish(stage, out)
+    except Exception as ex:
+        # a write that failed (a full disk), also when a library's clean-up after it raised
+        # another error (matplotlib's PDF writer does)
+        cause = ex
+        while cause is not None and not isinstance(cause, OSError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None:
+            raise
+        raise InputError(f"report directory {out}: cannot write the report ({cause.strerror or cause}){kept}") \
+            from None
+    finally:
+        if samples is not None:         # the writer beside ends before its folder goes
+            try:
+                samples()
+            except InputError:
+                pass
+        shutil.rmtree(stage, ignore_errors=True)
     return model
+
+
+def _publish(stage: Path, out: Path) -> None:
+    """Move the files rendered into stage to the same places in out (flushed to the disk first;
+    a rename replaces a file whole), index.html last."""
+    import os
+    files = sorted((p for p in stage.rglob("*") if p.is_file()), key=lambda p: p.name == "index.html")
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for f in files:
+        target = out / f.relative_to(stage)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, target)
 
 
 def beside(fn, *args):
