@@ -15,9 +15,15 @@ A `[[run]]` with `variants = [...]` expands into one run per variant, id
 the launch is the unit of a claim, launches.py).  Launches are interleaved across
 configurations: every configuration's first launch, then every second one, ...,
 so that a slow spell of the host falls on all of them alike (mpptest's advice).
+
+A rerun resumes: a complete results file is kept when its run record shows the configuration asked
+for now; one that measured another is moved to superseded/ (never deleted) and measured again, with
+a line saying which part changed.  The runner dies with the campaign, whatever kills it
+(_death_signal), and the manifest is written whole or not at all.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -26,13 +32,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .launches import CLAIM_LAUNCHES
-from .load import InputError, output_dir, read_input
+from .load import InputError, output_dir, read_input, write_atomically
 from . import modules as vsmod
 from .progress import Progress
 
@@ -454,11 +461,197 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
     return before + args + after
 
 
+# ---------------------------------------------------------------- resume: what was measured
+#
+# A complete results file is kept on a resume only when it measured the configuration the
+# campaign asks for now.  What was measured is read from the file's run record: the runner's
+# command line (every argument: transport, options, pattern, variant, sizes, iterations, warm-ups,
+# batch, placement, cpus, extra_args), the ranks, the launcher, and the environment variables the
+# runner records (VERSUS_ and the module's own prefixes).  What the record cannot show (other
+# variables of `env`, nodes, hosts, launcher_args) is read from the manifest of the campaign that
+# wrote the file; a part neither states is not compared.
+
+# versus-run's short options as their long names, and those that take a value
+_SHORT = {"t": "transport", "o": "transport-opt", "p": "pattern", "V": "variant", "s": "sizes",
+          "i": "iterations", "w": "warmup", "b": "batch", "O": "out", "q": "quiet", "v": "verbose",
+          "L": "launch", "n": "np", "T": "timeout", "h": "help"}
+_SHORT_VALUE = set("topVsiwbOLnT")
+# the campaign's bookkeeping (not what is measured), and what is compared as the launcher and ranks
+_NOT_COMPARED = {"out", "overwrite", "quiet", "verbose", "launch-id", "launch", "np"}
+_ORDER = ["transport", "transport-opt", "pattern", "variant", "sizes"]
+
+
+def runner_arguments(argv: list) -> dict:
+    """A runner command line (its program left out) as {long option name: value}: --transport-opt
+    as a table, a flag as True, anything else as given under "arguments"."""
+    out: dict = {}
+    i = 0
+    while i < len(argv):
+        tok, i = str(argv[i]), i + 1
+        val = True
+        if tok.startswith("--") and len(tok) > 2:
+            name, eq, v = tok[2:].partition("=")
+            if eq:
+                val = v
+            elif i < len(argv) and not str(argv[i]).startswith("-"):
+                val, i = str(argv[i]), i + 1
+        elif tok.startswith("-") and len(tok) > 1:
+            name = _SHORT.get(tok[1], tok[1:])
+            if tok[1] in _SHORT_VALUE:
+                if len(tok) > 2:
+                    val = tok[2:]
+                elif i < len(argv):
+                    val, i = str(argv[i]), i + 1
+        else:
+            out.setdefault("arguments", []).append(tok)
+            continue
+        if name == "transport-opt":
+            k, _, v = str(val).partition("=")
+            out.setdefault(name, {})[k] = v
+        else:
+            out[name] = val
+    return out
+
+
+def asked_configuration(spec: RunSpec, cmd: list[str], runner: str, launcher: str) -> dict:
+    """The parts of a run's configuration the campaign asks for (what the manifest keeps)."""
+    argv = cmd[cmd.index(runner) + 1:] if runner in cmd else []
+    return {"arguments": runner_arguments(argv), "ranks": spec.np, "launcher": launcher,
+            "env": dict(spec.env), "nodes": spec.nodes, "hosts": list(spec.hosts),
+            "launcher_args": list(spec.launcher_args)}
+
+
+def first_record(path: Path) -> dict | None:
+    """The run record (the first line) of a results file, or None (none, unreadable, not a run)."""
+    try:
+        if not path.is_file():
+            return None
+        with open(path, "rb") as f:
+            line = f.readline(16 << 20)
+        rec = json.loads(line)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) and rec.get("record") == "run" else None
+
+
+def previous_entries(results: Path) -> dict[str, dict]:
+    """The entries of the manifest already in results by file name ({} without one, or with one
+    of another shape: it only adds to what the results files say)."""
+    try:
+        doc = json.loads(read_input(results / MANIFEST, limit=64 << 20))
+    except (InputError, ValueError, RecursionError):
+        return {}
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    return {e["file"]: e for e in runs if isinstance(e, dict) and isinstance(e.get("file"), str)} \
+        if isinstance(runs, list) else {}
+
+
+def _recorded(name: str, module: dict | None) -> bool:
+    """Whether versus-run writes this environment variable into its run record."""
+    module = module or {}
+    prefixes = ["VERSUS_"] + [p for p in module.get("env_prefixes") or [] if isinstance(p, str)]
+    wiring = [p for p in module.get("env_wiring") or [] if isinstance(p, str)]
+    return any(name.startswith(p) for p in prefixes) and not any(name.startswith(p) for p in wiring)
+
+
+def _word(v, absent: str = "(not given)") -> str:
+    if v is None:
+        return absent
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in sorted(v.items())) or "(none)"
+    if isinstance(v, list):
+        return " ".join(map(str, v)) or "(none)"
+    if v is True:
+        return "given"
+    text = str(v)
+    return text if text and text.isprintable() and " " not in text and len(text) <= 40 else _show(text, 40)
+
+
+def configuration_changes(asked: dict, rec: dict, before: dict | None, module: dict | None,
+                          run_env: dict) -> list[str]:
+    """What differs between the configuration asked for and the one a results file measured, as
+    "part old -> new" (empty when nothing does).  rec: the file's run record; before: its entry
+    in the earlier manifest (or None); run_env: the environment the runner is given now."""
+    before = before if isinstance(before, dict) else {}
+    was = before.get("configuration") if isinstance(before.get("configuration"), dict) else {}
+    changes = []
+    # the runner's arguments: its own record of its command line, else the earlier manifest's,
+    # else (a record of an older runner) the fields the record has
+    line = rec.get("command_line")
+    only = None
+    if isinstance(line, list) and line:
+        old_args = runner_arguments(line[1:])
+    elif isinstance(was.get("arguments"), dict):
+        old_args = was["arguments"]
+    else:
+        t = rec.get("transport") if isinstance(rec.get("transport"), dict) else {}
+        sched = rec.get("schedule") if isinstance(rec.get("schedule"), dict) else {}
+        old_args = {k: v for k, v in (("transport", t.get("name")), ("pattern", rec.get("pattern")),
+                                      ("variant", rec.get("variant") or None), ("sizes", sched.get("spec")),
+                                      ("transport-opt", t.get("options") or None)) if v is not None}
+        only = set(old_args) | {"transport-opt"} if "options" in t else set(old_args)
+    new_args = asked["arguments"]
+    names = (set(old_args) | set(new_args)) - _NOT_COMPARED
+    if only is not None:
+        names &= only
+    for name in sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n)):
+        old, new = old_args.get(name), new_args.get(name)
+        if name == "transport-opt":
+            old, new = old or {}, new or {}
+        if old != new:
+            label = {"transport-opt": "options"}.get(name, name)
+            changes.append(f"{label} {_word(old)} -> {_word(new)}")
+    # ranks and launcher: the record's, else the earlier manifest's
+    ranks = rec.get("ranks") if isinstance(rec.get("ranks"), int) else was.get("ranks")
+    if ranks is not None and ranks != asked["ranks"]:
+        changes.append(f"ranks {_word(ranks)} -> {asked['ranks']}")
+    launcher = rec.get("launcher", {}).get("name") if isinstance(rec.get("launcher"), dict) else None
+    launcher = launcher if isinstance(launcher, str) else was.get("launcher")
+    if launcher is not None and launcher != asked["launcher"]:
+        changes.append(f"launcher {_word(launcher)} -> {asked['launcher']}")
+    # the environment the campaign sets (now, or in the manifest of the file's campaign)
+    env_before = before.get("env") if isinstance(before.get("env"), dict) else None
+    rec_env = rec.get("env") if isinstance(rec.get("env"), dict) else None
+    for name in sorted(set(asked["env"]) | set(env_before or {})):
+        if rec_env is not None and _recorded(name, module):
+            old, new = rec_env.get(name), run_env.get(name)
+        elif env_before is not None:
+            old, new = env_before.get(name), asked["env"].get(name)
+        else:
+            continue
+        if old != new:
+            changes.append(f"env {name} {_word(old, '(unset)')} -> {_word(new, '(unset)')}")
+    # what only the manifest knows
+    for part in ("nodes", "hosts", "launcher_args"):
+        if part in was and was[part] != asked[part] and not (not was[part] and not asked[part]):
+            changes.append(f"{part} {_word(was[part])} -> {_word(asked[part])}")
+    return changes
+
+
+def set_aside(results: Path, out: Path) -> str:
+    """Move a results file into results/superseded/ under a name not taken yet (<name>.<n>.jsonl);
+    returns its path relative to results.  Nothing is deleted."""
+    where = results / "superseded"
+    stem = out.name[:-len(".jsonl")] if out.name.endswith(".jsonl") else out.name
+    try:
+        where.mkdir(exist_ok=True)
+        n = 1
+        while (where / f"{stem}.{n}.jsonl").exists():
+            n += 1
+        os.rename(out, where / f"{stem}.{n}.jsonl")
+    except OSError as ex:
+        raise InputError(f"cannot move {out} aside into {where}: {ex.strerror or ex}; nothing was measured "
+                         "over it") from None
+    return f"superseded/{stem}.{n}.jsonl"
+
+
 # ---------------------------------------------------------------- execution
 
 def result_status(path: Path) -> str | None:
     """The status of a result file's end record, or None (missing, cut short, unreadable)."""
     try:
+        if not path.is_file():          # a pipe or a device would block or never end
+            return None
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
@@ -506,24 +699,51 @@ class ResultsLock:
 
     def __enter__(self):
         for _ in range(2):
+            if self._take():
+                return self
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                try:
-                    pid = int(self.path.read_text(encoding="utf-8").split()[0])
-                except (OSError, ValueError, IndexError):
-                    pid = None
-                if pid is not None and _alive(pid):
-                    raise InputError(f"results directory {self.path.parent}: another campaign (pid {pid}) is "
-                                     "running in it; wait for it, stop it, or give another --results") from None
-                print(f"versus campaign: removing the stale lock of pid {pid} in {self.path.parent}",
-                      file=self.stream)
-                self.path.unlink(missing_ok=True)
-                continue
+                pid = int(self.path.read_text(encoding="utf-8").split()[0])
+            except (OSError, ValueError, IndexError):
+                pid = None
+            if pid is not None and _alive(pid):
+                raise InputError(f"results directory {self.path.parent}: another campaign (pid {pid}) is "
+                                 "running in it; wait for it, stop it, or give another --results") from None
+            print(f"versus campaign: removing the stale lock of pid {pid} in {self.path.parent}",
+                  file=self.stream)
+            self.path.unlink(missing_ok=True)
+        raise InputError(f"results directory {self.path.parent}: cannot take its lock {self.path}")
+
+    def _take(self) -> bool:
+        """Create the lock with this process's pid already in it (a temporary file linked into
+        place, so that no other campaign ever reads it empty and takes it for stale); False when
+        there is one."""
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".campaign.lock.", dir=self.path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(f"{os.getpid()}\n")
-            return self
-        raise InputError(f"results directory {self.path.parent}: cannot take its lock {self.path}")
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                return False
+            except OSError:             # a file system without hard links: create it exclusively
+                try:
+                    fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(f"{os.getpid()}\n")
+            return True
+        except OSError as ex:
+            raise InputError(f"results directory {self.path.parent}: cannot take its lock {self.path.name} "
+                             f"({ex.strerror or ex})") from None
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
     def __exit__(self, *exc):
         self.path.unlink(missing_ok=True)
@@ -540,30 +760,106 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
-    """Run one command in its own process group; kill the group on timeout."""
-    t0 = time.monotonic()
+def runners_in(results: Path) -> list[tuple[int, list[str]]]:
+    """The processes (not this one) that write a results file into results: a command line with
+    --out RESULTS/NAME, as the campaign gives every runner (and mpirun passes on to its ranks).
+    Empty where there is no /proc to read."""
+    want = str(results.resolve())
+    found = []
     try:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=env, stdin=subprocess.DEVNULL, start_new_session=True)
-    except OSError as ex:
-        return {"status": "failed", "rc": None, "duration_s": 0.0,
-                "stderr_tail": f"cannot start {cmd[0]}: {ex.strerror or ex}"}
-    try:
-        out, err = p.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop_group(p)
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        if pid == os.getpid():
+            continue
         try:
-            out, err = p.communicate(timeout=5)
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode("utf-8", "replace") for a in f.read(1 << 20).split(b"\0")]
+        except OSError:
+            continue                    # gone meanwhile, or not ours to read
+        outs = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] in ("--out", "-O")]
+        outs += [a[len("--out="):] for a in argv if a.startswith("--out=")]
+        if any(os.path.dirname(os.path.abspath(o)) == want for o in outs if o):
+            found.append((pid, argv))
+    return found
+
+
+def refuse_leftovers(results: Path) -> None:
+    """Refuse to measure beside runners still writing into this results directory (those of a
+    campaign that was killed with SIGKILL before this version, or of a hand-started run)."""
+    left = runners_in(results)
+    if not left:
+        return
+    groups = []
+    for pid, _ in left:
+        with contextlib.suppress(OSError):
+            g = os.getpgid(pid)
+            if g not in groups:
+                groups.append(g)
+    pid, argv = left[0]
+    what = _word(os.path.basename(argv[0]) if argv else "?")
+    out = next((argv[i + 1] for i in range(len(argv) - 1) if argv[i] in ("--out", "-O")), "")
+    many = len(left) > 1
+    raise InputError(f"results directory {results}: {len(left)} process{'es' if many else ''} of an earlier "
+                     f"campaign (or started by hand) still measure{'' if many else 's'} into it (pid {pid}, {what} "
+                     f"writing {_word(os.path.basename(out))}); a run beside {'them' if many else 'it'} would measure "
+                     f"{'their' if many else 'its'} load too: stop {'them' if many else 'it'} (kill -TERM -- "
+                     f"{' '.join(f'-{g}' for g in groups)}) or wait for the end, then run the campaign again")
+
+
+def _death_signal():
+    """For Popen's preexec_fn: the kernel sends the child SIGTERM when the campaign dies, whatever
+    kills it, SIGKILL included (Linux's PR_SET_PDEATHSIG; it lasts through exec, so it reaches
+    versus-run, mpirun, srun or the lab's ip netns exec as they are).  Their answer to SIGTERM is
+    the one to Ctrl-C: versus-run writes its end record and its local launcher ends its ranks
+    (SIGKILL after a grace period; each rank also dies with the launcher), mpirun and srun end
+    their job's ranks.  None where there is no such call (then only Ctrl-C and SIGTERM stop the
+    runner, through the campaign's handler).  The signal comes when the thread that started the
+    child ends: the campaign starts its runs from its main thread."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+    args = [ctypes.c_ulong(1), ctypes.c_ulong(int(signal.SIGTERM))] + [ctypes.c_ulong(0)] * 3   # PR_SET_PDEATHSIG
+
+    def arm():
+        prctl(*args)
+        if os.getppid() != parent:      # the campaign died before the signal was armed: do not start
+            os._exit(1)
+    return arm
+
+
+def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
+    """Run one command in its own process group (a session of its own, so that Ctrl-C on the
+    terminal reaches the campaign alone and the campaign stops the whole group); kill the group on
+    timeout; the command gets SIGTERM should the campaign die (_death_signal).  Its output goes to
+    unnamed temporary files, not pipes: a runner whose campaign died must not die of SIGPIPE on
+    its last words before it has written its end record."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        try:
+            p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env, stdin=subprocess.DEVNULL,
+                                 start_new_session=True, preexec_fn=_death_signal())
+        except OSError as ex:
+            return {"status": "failed", "rc": None, "duration_s": 0.0,
+                    "stderr_tail": f"cannot start {cmd[0]}: {ex.strerror or ex}"}
+        try:
+            p.wait(timeout=timeout)
+            timed_out = False
         except subprocess.TimeoutExpired:
-            out, err = "", ""
-    except BaseException:
-        # interrupted (Ctrl-C, SIGTERM): the run's whole process group goes with us; the
-        # runner writes its end record on SIGTERM, then it gets SIGKILL after 5 s
-        _stop_group(p)
-        raise
+            timed_out = True
+            _stop_group(p)
+        except BaseException:
+            # interrupted (Ctrl-C, SIGTERM): the run's whole process group goes with us; the
+            # runner writes its end record on SIGTERM, then it gets SIGKILL after 5 s
+            _stop_group(p)
+            raise
+        out, err = _last_words(out_f), _last_words(err_f)
     dur = time.monotonic() - t0
     rc = p.returncode
     if timed_out:
@@ -576,6 +872,16 @@ def execute(spec: RunSpec, cmd: list[str], env: dict, timeout: float) -> dict:
         status = "failed"
     return {"status": status, "rc": rc, "duration_s": round(dur, 3),
             "stderr_tail": _tail((err or "") + ("\n" + out if status != "ok" and out else ""))}
+
+
+def _last_words(f, limit: int = 64 << 10) -> str:
+    """The end of what a run wrote to f (at most limit bytes), as text."""
+    try:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - limit))
+        return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
@@ -596,6 +902,7 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
             raise InputError("--lab: the lab is down: start it with 'versus lab up' (see versus lab up --help)")
     entries = []
     with ResultsLock(results, stream), _signals_raise():
+        refuse_leftovers(results)
         try:
             _run_all(camp, results, info, have_nodes, environ, lab, stream, entries)
         except (KeyboardInterrupt, Interrupted) as ex:
@@ -618,8 +925,16 @@ class _signals_raise:
         return False
 
 
+def _say(stream, text: str) -> None:
+    """One line of its own on stderr, past the progress bar on a terminal."""
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    stream.write(("\r\033[K" if tty else "") + text + "\n")
+    stream.flush()
+
+
 def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> None:
     bar = Progress(len(camp.runs), stream)
+    before = previous_entries(results)
     for spec in camp.runs:
         out = results / spec.filename
         entry = {"id": spec.id, "config_id": spec.config_id, "file": spec.filename,
@@ -637,13 +952,8 @@ def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> 
                     f"campaign inside an allocation of {spec.nodes} nodes (salloc -N {spec.nodes}, or --sbatch), "
                     f"name the hosts (hosts = [...]), or rehearse it on two emulated boxes with "
                     f"'versus lab up' and --lab")
-        if note:
-            entry.update(status="skipped", note=note)
-            bar.step(spec.id, "skipped", 0.0)
-        elif result_status(out) == "ok":
-            entry.update(status="ok", resumed=True, note="complete result found; not run again")
-            bar.step(spec.id, "done before", 0.0)
-        else:
+        cmd = None
+        if not note:
             try:
                 cmd = build_command(spec, info.path, out.resolve(), environ, info.declared, lab)
             except InputError as ex:
@@ -651,6 +961,31 @@ def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> 
                 bar.step(spec.id, "failed", 0.0)
                 entries.append(entry)
                 continue
+            module = info.declared.get(spec.transport)
+            entry["configuration"] = asked_configuration(spec, cmd, info.path,
+                                                         choose_launcher(spec, environ, module))
+        done = False
+        if cmd is not None and os.path.lexists(out):
+            # the file of an earlier launch of this run: kept when it measured what is asked now
+            rec, complete = first_record(out), result_status(out) == "ok"
+            changed = (configuration_changes(entry["configuration"], rec, before.get(spec.filename), module,
+                                             {**environ, **spec.env}) if rec is not None
+                       else None if not complete else [])
+            if changed or (complete and rec is None):
+                kept = set_aside(results, out)
+                why = (f"configuration changed ({'; '.join(changed)})" if changed
+                       else f"the run record of {spec.filename} cannot be read")
+                _say(stream, f"{spec.id}: {why}; re-measuring, the old results kept as {kept}")
+                entry["superseded"] = {"file": kept, "why": why}
+            else:
+                done = complete
+        if note:
+            entry.update(status="skipped", note=note)
+            bar.step(spec.id, "skipped", 0.0)
+        elif done:
+            entry.update(status="ok", resumed=True, note="complete result found; not run again")
+            bar.step(spec.id, "done before", 0.0)
+        else:
             bar.start(spec.id)
             if out.exists():
                 out.unlink()
@@ -683,9 +1018,8 @@ def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: li
     doc = {"campaign": camp.path, "title": camp.title, "description": camp.description,
            "study": camp.study, "compare": camp.compare, "runner": info.path,
            "modules": info.modules, "patterns": info.patterns, "counts": counts, "runs": entries}
-    tmp = results / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(results / MANIFEST)
+    # whole or not at all: a full disk or a kill leaves the previous manifest, never a cut one
+    write_atomically(results / MANIFEST, json.dumps(doc, indent=1) + "\n", "campaign manifest")
     return doc
 
 
@@ -747,9 +1081,12 @@ def cmd_campaign(args) -> int:
     if args.sbatch or args.submit:
         output_dir(results, "results directory")
         script = results / "campaign.sbatch"
-        script.write_text(sbatch_script(camp, args.config, results, find_runner(args.runner), args.quick,
-                                        args.report, args.sbatch_option or []), encoding="utf-8")
-        script.chmod(0o755)
+        write_atomically(script, sbatch_script(camp, args.config, results, find_runner(args.runner), args.quick,
+                                               args.report, args.sbatch_option or []), "batch script")
+        try:
+            script.chmod(0o755)
+        except OSError as ex:
+            raise InputError(f"batch script {script}: cannot make it executable ({ex.strerror or ex})") from None
         if not args.submit:
             print(f"versus campaign: batch script {script}; submit it with: sbatch {script}", file=sys.stderr)
             return 0
