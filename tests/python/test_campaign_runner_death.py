@@ -142,9 +142,14 @@ def test_sigkill_of_the_campaign_leaves_no_runner(tmp_path, transport):
         left = set(marked(results, {p.pid})) | set(in_sessions(sids))
         assert gone, f"{len(left)} of {before} processes still run {took:.1f} s after SIGKILL of the campaign"
         print(f"{transport}: {before} processes, all gone {took:.2f} s after SIGKILL of the campaign")
-        # the runner answered the signal as it answers Ctrl-C: its end record says so
-        last = (results / "long.jsonl").read_text(encoding="utf-8").splitlines()[-1]
-        assert json.loads(last).get("status") == "interrupted", last
+        # the runner answered the signal as it answers Ctrl-C: its end record says so (versus-run's own
+        # launcher); mpirun may kill its ranks before they write it, and then what was written stays
+        lines = (results / "long.jsonl").read_text(encoding="utf-8").splitlines()
+        if transport == "shm":
+            assert json.loads(lines[-1]).get("status") == "interrupted", lines[-1]
+        else:
+            assert all(json.loads(ln).get("record") in ("run", "size", "end") for ln in lines), lines[-1][:200]
+            assert json.loads(lines[-1]).get("status") in (None, "interrupted", "error"), lines[-1][:200]
     finally:
         if p.poll() is None:
             p.kill()
