@@ -42,7 +42,8 @@ try:
     for t, mpi, opts, env, medium in CASES:
         out = f"{d}/{t}.jsonl"
         args = ["-N", "2", "-n", "2"] + ([f"--mpi={mpi}"] if mpi else []) + [
-            vt.RUNNER, "-t", t, *opts, "-s", "8,64K", "-i", "100", "-w", "10", "--timeout", "30", "-O", out]
+            vt.RUNNER, "-t", t, *opts, "-s", "8,64K", "-i", "100", "-w", "10", "--timeout", "30", "-O", out,
+            "--overwrite"]    # a try again after a hang at shutdown replaces the test's own file
         vt.log("$ " + " ".join(f"{k}={v}" for k, v in env.items()) + " srun " + " ".join(args))
         p = None
         for attempt in (1, 2, 3):
