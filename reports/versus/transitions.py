@@ -1001,10 +1001,7 @@ def fill_lattice(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, t
         return 0
     x = np.asarray(fit.locator.x, dtype=np.float64)
     grid = float(np.median(np.diff(x))) if x.size > 1 else 0.0
-
-    def mid(t):
-        return 0.5 * (t.after_bytes + t.before_bytes)
-
+    mid = _gap_middle
     own = [sc for sc in stairs if sc.page_bytes is None]
     if own:
         sc = max(own, key=lambda c: c.steps)
@@ -1017,26 +1014,27 @@ def fill_lattice(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, t
                         key=lambda t: t.bytes)
         seeds = [(mid(a), mid(b) - mid(a)) for a, b in zip(rising, rising[1:]) if mid(b) - mid(a) > 4 * grid]
     for phi, period in seeds:
-        added = _fill_from(fit, replicates, trans, phi, period, len(seeds))
+        added = _fill_from(fit, replicates, trans, x, grid, phi, period, len(seeds))
         if added:
             return added
     return 0
 
 
-def _fill_from(fit: SegmentedFit, replicates: tuple[np.ndarray, str], trans: list[Transition], phi0: float,
-               period0: float, tries: int) -> int:
+def _gap_middle(t: Transition) -> float:
+    """The middle of a step's gap (after_bytes, before_bytes]: where a lattice point is placed."""
+    return 0.5 * (t.after_bytes + t.before_bytes)
+
+
+def _fill_from(fit: SegmentedFit, replicates: tuple[np.ndarray, str], trans: list[Transition], x: np.ndarray,
+               grid: float, phi0: float, period0: float, tries: int) -> int:
     """fill_lattice from one lattice (a step's middle phi0, period0), its tests held to REPLICATE_ALPHA
     over the regimes tested times `tries` (the lattices tried)."""
     reps, how = replicates
     loc = fit.locator
-    x = np.asarray(loc.x, dtype=np.float64)
-    grid = float(np.median(np.diff(x))) if x.size > 1 else 0.0
+    mid = _gap_middle
     taken = [(t.after_bytes - grid, t.before_bytes + grid) for t in trans]
     # the lattice: refitted on every rising step on it, the staircase's own and those its chain missed
     state = {"phi": float(phi0), "period": float(period0)}
-
-    def mid(t):
-        return 0.5 * (t.after_bytes + t.before_bytes)
 
     def on_lattice():
         phi, period = state["phi"], state["period"]
