@@ -41,7 +41,8 @@ from pathlib import Path
 from .launches import CLAIM_LAUNCHES
 from .load import InputError, output_dir, read_input, write_atomically
 from . import modules as vsmod
-from .progress import Progress
+from .eta import Estimator, plan_of, read_costs
+from .progress import Progress, _fmt_s
 
 SKIP_EXIT = 77
 RUN_KEYS = {"id", "transport", "options", "env", "pattern", "variant", "variants", "sizes",
@@ -904,11 +905,11 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
     with ResultsLock(results, stream), _signals_raise():
         refuse_leftovers(results)
         try:
-            _run_all(camp, results, info, have_nodes, environ, lab, stream, entries)
+            forecast = _run_all(camp, results, info, have_nodes, environ, lab, stream, entries)
         except (KeyboardInterrupt, Interrupted) as ex:
             _write_manifest(results, camp, info, entries)
             raise Interrupted(ex.signum if isinstance(ex, Interrupted) else int(signal.SIGINT)) from None
-    return _write_manifest(results, camp, info, entries)
+    return _write_manifest(results, camp, info, entries, forecast)
 
 
 class _signals_raise:
@@ -932,26 +933,66 @@ def _say(stream, text: str) -> None:
     stream.flush()
 
 
+def _cannot_run(spec: RunSpec, info: RunnerInfo, have_nodes: int) -> str | None:
+    """Why this run is skipped here (the module, the pattern, the nodes), or None."""
+    if info.modules.get(spec.transport) != "yes":
+        return (f"transport module '{spec.transport}' "
+                + ("was not built" if spec.transport not in info.modules
+                   else f"does not load: {info.modules[spec.transport]}"))
+    if info.patterns and spec.pattern not in info.patterns:
+        return f"pattern '{spec.pattern}' is not known to this runner (knows {', '.join(info.patterns)})"
+    if (spec.nodes or 1) > have_nodes and len(spec.hosts) < (spec.nodes or 1):
+        return (f"needs {spec.nodes} nodes and {have_nodes} {'is' if have_nodes == 1 else 'are'} here: run the "
+                f"campaign inside an allocation of {spec.nodes} nodes (salloc -N {spec.nodes}, or --sbatch), "
+                f"name the hosts (hosts = [...]), or rehearse it on two emulated boxes with "
+                f"'versus lab up' and --lab")
+    return None
+
+
+class _Forecast:
+    """The campaign's ETA from the measured cost per size (eta.py): every run still to run is
+    predicted from the runs measured so far, complete results found in the directory included."""
+
+    def __init__(self, camp: Campaign, results: Path, info: RunnerInfo, have_nodes: int, before: dict):
+        self.specs = camp.runs
+        self.plans = [plan_of(s) for s in camp.runs]
+        self.est = Estimator()
+        self.todo = []
+        for spec, plan in zip(camp.runs, self.plans):
+            out = results / spec.filename
+            found = result_status(out) == "ok"
+            if found and plan is not None:
+                self.est.add(read_costs(out, plan.key, (before.get(spec.filename) or {}).get("duration_s")))
+            self.todo.append(_cannot_run(spec, info, have_nodes) is None and not found)
+        self.checks: list[dict] = []
+
+    def measured(self, i: int, out: Path, seconds: float) -> None:
+        plan = self.plans[i]
+        if plan is not None:
+            self.est.add(read_costs(out, plan.key, seconds))
+
+    def predict(self, i: int) -> float | None:
+        return self.est.predict(self.plans[i]) if self.todo[i] else 0.0
+
+    def remaining(self, done: int) -> float | None:
+        """Seconds the runs from index `done` on take, or None while nothing was measured."""
+        if not self.est.measured:
+            return None
+        parts = [self.predict(i) for i in range(done, len(self.specs))]
+        return None if any(p is None for p in parts) else sum(parts)
+
+
 def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> None:
-    bar = Progress(len(camp.runs), stream)
     before = previous_entries(results)
-    for spec in camp.runs:
+    fc = _Forecast(camp, results, info, have_nodes, before)
+    bar = Progress(len(camp.runs), stream, estimate=fc.remaining)
+    first = None          # after the first run executed: the forecast of the rest, and when it was made
+    for index, spec in enumerate(camp.runs):
         out = results / spec.filename
         entry = {"id": spec.id, "config_id": spec.config_id, "file": spec.filename,
                  "transport": spec.transport, "pattern": spec.pattern, "variant": spec.variant,
                  "options": spec.options, "env": spec.env, "launch_id": spec.launch_id}
-        note = None
-        if info.modules.get(spec.transport) != "yes":
-            note = (f"transport module '{spec.transport}' "
-                    + ("was not built" if spec.transport not in info.modules
-                       else f"does not load: {info.modules[spec.transport]}"))
-        elif info.patterns and spec.pattern not in info.patterns:
-            note = f"pattern '{spec.pattern}' is not known to this runner (knows {', '.join(info.patterns)})"
-        elif (spec.nodes or 1) > have_nodes and len(spec.hosts) < (spec.nodes or 1):
-            note = (f"needs {spec.nodes} nodes and {have_nodes} {'is' if have_nodes == 1 else 'are'} here: run the "
-                    f"campaign inside an allocation of {spec.nodes} nodes (salloc -N {spec.nodes}, or --sbatch), "
-                    f"name the hosts (hosts = [...]), or rehearse it on two emulated boxes with "
-                    f"'versus lab up' and --lab")
+        note = _cannot_run(spec, info, have_nodes)
         cmd = None
         if not note:
             try:
@@ -986,6 +1027,9 @@ def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> 
             entry.update(status="ok", resumed=True, note="complete result found; not run again")
             bar.step(spec.id, "done before", 0.0)
         else:
+            guess = fc.predict(index) if fc.todo[index] else None
+            if guess is not None:
+                entry["predicted_s"] = round(guess, 3)
             bar.start(spec.id)
             if out.exists():
                 out.unlink()
@@ -1005,19 +1049,32 @@ def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> 
                 entry["note"] = "the runner says it cannot run here (exit 77)"
             elif res["status"] == "timeout":
                 entry["note"] = f"killed after {spec.timeout:g} s"
+            fc.measured(index, out, res["duration_s"])
             bar.step(spec.id, entry["status"], res["duration_s"])
+            if first is None:
+                first = {"after": spec.id, "predicted_s": fc.remaining(index + 1), "t0": time.monotonic()}
         entries.append(entry)
         _write_manifest(results, camp, info, entries)
+    if first is not None and first["predicted_s"] is not None:
+        # how far the forecast made after the first run was from what the rest took
+        actual = time.monotonic() - first.pop("t0")
+        fc.checks.append({**first, "predicted_s": round(first["predicted_s"], 3), "actual_s": round(actual, 3)})
+        _say(stream, f"forecast after {first['after']}: {_fmt_s(first['predicted_s'])} for the rest; "
+                     f"it took {_fmt_s(actual)}")
     bar.close()
+    return fc.checks[-1] if fc.checks else None
 
 
-def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: list) -> dict:
+def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: list,
+                    forecast: dict | None = None) -> dict:
     counts: dict[str, int] = {}
     for e in entries:
         counts[e["status"]] = counts.get(e["status"], 0) + 1
     doc = {"campaign": camp.path, "title": camp.title, "description": camp.description,
            "study": camp.study, "compare": camp.compare, "runner": info.path,
            "modules": info.modules, "patterns": info.patterns, "counts": counts, "runs": entries}
+    if forecast is not None:
+        doc["forecast"] = forecast
     # whole or not at all: a full disk or a kill leaves the previous manifest, never a cut one
     write_atomically(results / MANIFEST, json.dumps(doc, indent=1) + "\n", "campaign manifest")
     return doc

@@ -11,8 +11,11 @@ def _fmt_s(s: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, stream, width: int = 24):
+    def __init__(self, total: int, stream, width: int = 24, estimate=None):
+        """estimate(done): the seconds the steps after the first `done` take, or None when
+        it cannot say (then the mean time of the steps executed so far stands in)."""
         self.total, self.stream, self.width = total, stream, width
+        self.estimate = estimate
         self.done = 0
         self.run_time = 0.0        # seconds spent in runs actually executed
         self.executed = 0
@@ -20,6 +23,10 @@ class Progress:
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
 
     def eta(self) -> float | None:
+        if self.estimate is not None:
+            v = self.estimate(self.done)
+            if v is not None:
+                return v
         if not self.executed:
             return None
         return self.run_time / self.executed * (self.total - self.done)

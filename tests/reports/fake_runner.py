@@ -2,7 +2,7 @@
 """A stand-in for versus-run in the campaign tests: it knows one module,
 'fake', and behaves as its --transport-opt behave=... says: ok (writes a
 small valid result file), fail (exit 1), skip (exit 77), hang (sleeps past
-any timeout).  Every call is appended to $FAKE_RUNNER_LOG."""
+any timeout), work (sleeps as long as its schedule asks and records it).  Every call is appended to $FAKE_RUNNER_LOG."""
 import json
 import os
 import sys
@@ -41,6 +41,29 @@ if behave == "skip":
 if behave == "hang":
     time.sleep(3600)
 out = opt("--out")
+if behave == "work":
+    # takes as long as its schedule asks: per size (iterations + warm-up) units of
+    # 20 us + 1 ns per byte each (batch 1), slept, and says so in elapsed_ns
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports"))
+    from versus.eta import schedule_sizes
+    it, w = int(opt("--iterations", "1000")), int(opt("--warmup", "100"))
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"record": "run", "schema": 1, "run_id": f"fake-{os.getpid()}",
+                            "launch_id": int(opt("--launch-id", "0")),
+                            "transport": {"name": "fake", "library": "fake", "version": "1", "provider": "",
+                                          "options": opts, "thresholds": {}},
+                            "pattern": opt("--pattern", "pingpong"), "variant": opt("--variant", ""),
+                            "ranks": 2, "hosts": ["h", "h"]}) + "\n")
+        time.sleep(0.2)                       # a launch's start-up
+        sizes = schedule_sizes(opt("--sizes", "8"))
+        for b in sizes:
+            el = (it + w) * (20000 + b)
+            time.sleep(el / 1e9)
+            f.write(json.dumps({"record": "size", "bytes": b, "iterations": it, "warmup": w, "batch": 1,
+                                "samples_ns": [20000 + b] * it, "elapsed_ns": el}) + "\n")
+        f.write(json.dumps({"record": "end", "status": "ok", "message": "", "sizes_completed": len(sizes)})
+                + "\n")
+    sys.exit(0)
 with open(out, "w", encoding="utf-8") as f:
     f.write(json.dumps({"record": "run", "schema": 1, "run_id": f"fake-{os.getpid()}",
                         "launch_id": int(opt("--launch-id", "0")),
