@@ -7,8 +7,8 @@ its own count of units at each size of its schedule (the campaign knows its size
 iterations, warm-ups and batch) times the cost per unit at that size, read from the most
 alike run already measured (same transport, pattern, variant, options and node count; else
 same transport, pattern and node count; else same pattern and node count; else any),
-interpolated linearly in bytes between measured sizes and extended past the last one along
-the last two.  The start-up of a launch (wall time minus the sum of its sizes) is added,
+interpolated linearly in bytes between measured sizes and in proportion to the bytes past
+the largest one.  The start-up of a launch (wall time minus the sum of its sizes) is added,
 from the same most alike runs.  Runs measured before, complete in the results directory,
 count as measured.
 
@@ -139,14 +139,19 @@ class Measured:
     startup_s: float | None = None
 
     def cost_ns(self, b: int) -> float:
-        """Cost of one unit at b bytes: linear between measured sizes, along the last two past
-        the ends (never below the nearest measured cost's tenth)."""
+        """Cost of one unit at b bytes: linear between measured sizes; past the largest (from
+        1 KiB on) in proportion to the bytes; else along the nearest two (never below a tenth of
+        the nearest measured cost)."""
         xs, ys = self.sizes, self.unit_ns
         if len(xs) == 1:
             return ys[0]
         i = bisect.bisect_left(xs, b)
         if i < len(xs) and xs[i] == b:
             return ys[i]
+        if i >= len(xs) and xs[-1] >= 1024:
+            # past the largest size measured: in proportion to the bytes (the slope of the last
+            # two sizes is noise more often than not)
+            return ys[-1] * b / xs[-1]
         lo, hi = (0, 1) if i == 0 else (len(xs) - 2, len(xs) - 1) if i >= len(xs) else (i - 1, i)
         x0, x1, y0, y1 = xs[lo], xs[hi], ys[lo], ys[hi]
         y = y0 + (y1 - y0) * (b - x0) / (x1 - x0) if x1 != x0 else y0
