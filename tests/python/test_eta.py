@@ -169,3 +169,18 @@ warmup_large = 10
     # every run after the first carries what was forecast for it
     for e in man["runs"][1:]:
         assert e["predicted_s"] > 0 and e["duration_s"] / 2 <= e["predicted_s"] <= e["duration_s"] * 2, e
+
+
+def test_time_outside_the_visits_is_a_start_up_and_a_cost_per_visit():
+    key = run_key("shm", "pingpong", "blocking", {}, False)
+    est = Estimator()
+    est.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=0.5, visits=1))
+    # one run measured: at most 2 ms a visit, the rest start-up
+    assert est._outside(est.measured, 1001) == pytest.approx(0.498 + 1001 * 0.002)
+    est.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=10.5, visits=1001))
+    # visit counts 1000x apart: fitted, 10 ms a visit and 0.49 s of start-up
+    assert est._outside(est.measured, 101) == pytest.approx(0.49 + 101 * 0.01)
+    est2 = Estimator()
+    for n, g in ((1, 0.50), (4, 0.53)):       # too close to fit: not 10 ms a visit from noise
+        est2.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=g, visits=n))
+    assert est2._outside(est2.measured, 1000) < 0.52 + 1000 * 0.002 + 1e-9
