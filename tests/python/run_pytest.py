@@ -14,4 +14,10 @@ if missing:
 import pytest  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", here] + sys.argv[1:]))
+# The tests are independent computations (no timing, no fixed ports or paths): with
+# pytest-xdist they run on two workers, which halves the suite on a 2-core host whose
+# other tests run one at a time.
+workers = []
+if importlib.util.find_spec("xdist") is not None and (os.cpu_count() or 1) >= 2:
+    workers = ["-n", "2"]
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", *workers, here] + sys.argv[1:]))
