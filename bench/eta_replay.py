@@ -37,7 +37,8 @@ class Asked:
         self.warmup = a.get("warmup")
         self.warmup_large = a.get("warmup-large")
         self.batch = a.get("batch")
-        self.extra_args = [f"--large-from={a['large-from']}"] if "large-from" in a else []
+        self.extra_args = [f"--{k}={a[k]}" for k in ("large-from", "adaptive-max-sizes") if k in a]
+        self.extra_args += ["--adaptive"] if a.get("adaptive") is True else []
         self.transport = a.get("transport", entry.get("transport"))
         self.pattern = a.get("pattern", entry.get("pattern", "pingpong"))
         self.variant = a.get("variant", entry.get("variant", ""))

@@ -958,12 +958,21 @@ class _Forecast:
         self.plans = [plan_of(s) for s in camp.runs]
         self.est = Estimator()
         self.todo = []
+        mine = set()
         for spec, plan in zip(camp.runs, self.plans):
             out = results / spec.filename
             found = result_status(out) == "ok"
             if found and plan is not None:
                 self.est.add(read_costs(out, plan.key, (before.get(spec.filename) or {}).get("duration_s")))
+            mine.add(spec.filename)
             self.todo.append(_cannot_run(spec, info, have_nodes) is None and not found)
+        # what earlier campaigns measured into this directory (other runs, files set aside when
+        # the configuration changed): their costs count too, under what their run records say
+        others = [f for f in sorted(results.glob("*.jsonl")) if f.name not in mine]
+        others += sorted((results / "superseded").glob("*.jsonl"))
+        for f in others[:200]:
+            if result_status(f) == "ok":
+                self.est.add(read_costs(f, None))
         self.checks: list[dict] = []
 
     def measured(self, i: int, out: Path, seconds: float) -> None:

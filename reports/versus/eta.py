@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ RUNNER_DEFAULTS = {"iterations": 1000, "iterations_large": 100, "warmup": 100, "
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
           "gib": 1 << 30}
 _MAX_SIZES = 1 << 20
+MAX_BATCH = 100000          # versus-run's largest batch
+ADAPTIVE_MAX_SIZES = 200    # versus-run's default --adaptive-max-sizes
 PER_VISIT_S = 0.002      # what a size visit costs outside its timed units, measured here (1.9-2.6 ms)
 
 
@@ -96,6 +99,7 @@ class Plan:
     iterations: list[int]
     warmup: list[int]
     batch: int | None
+    refine_to: int = 0       # --adaptive: the runner adds sizes up to this many in all
 
 
 def plan_of(spec) -> Plan | None:
@@ -115,9 +119,13 @@ def plan_of(spec) -> Plan | None:
     w = count(spec.warmup, RUNNER_DEFAULTS["warmup"])
     w_l = count(spec.warmup_large, RUNNER_DEFAULTS["warmup_large"])
     batch = int(spec.batch) if spec.batch is not None and str(spec.batch).isdigit() else None
+    refine_to = 0
+    if "--adaptive" in extra:
+        cap = _arg(extra, "--adaptive-max-sizes")
+        refine_to = int(cap) if cap is not None and cap.isdigit() else ADAPTIVE_MAX_SIZES
     return Plan(key=run_key(spec.transport, spec.pattern, spec.variant, spec.options, (spec.nodes or 1) > 1),
                 sizes=sizes, iterations=[it if b < large_from else it_l for b in sizes],
-                warmup=[w if b < large_from else w_l for b in sizes], batch=batch)
+                warmup=[w if b < large_from else w_l for b in sizes], batch=batch, refine_to=refine_to)
 
 
 def run_key(transport, pattern, variant, options, multi: bool) -> tuple:
@@ -139,6 +147,8 @@ class Measured:
     batch: list[int] = field(default_factory=list)
     startup_s: float | None = None   # wall time outside the size visits: start-up and per-visit work
     visits: int = 0                  # size visits (records) it made
+    clock_floor_ns: float = 30.0     # the larger of its clock's cost and resolution (run record)
+    auto_batch: bool = True          # the runner chose its batch (not --batch K)
 
     def cost_ns(self, b: int) -> float:
         """Cost of one unit at b bytes: linear between measured sizes; past the largest (from
@@ -165,14 +175,30 @@ class Measured:
         return self.batch[i]
 
 
-def read_costs(path: Path, key: tuple, wall_s: float | None = None) -> Measured | None:
+
+def read_costs(path: Path, key: tuple | None, wall_s: float | None = None) -> Measured | None:
     """The cost per unit at each size of a results file (its size records' elapsed_ns), or None
-    when it has no size record with a time."""
+    when it has no size record with a time.  key None: what the run record says it measured."""
     m = Measured(key=key)
     total_ns = 0.0
     try:
         with open(path, "rb") as f:
             for line in f:
+                if b'"run"' in line[:32]:
+                    try:
+                        run = json.loads(line)
+                        tr = run.get("transport") or {}
+                        if key is None:
+                            m.key = run_key(tr.get("name"), run.get("pattern"), run.get("variant"),
+                                            tr.get("options") or {}, len(set(run.get("hosts") or [])) > 1)
+                        m.auto_batch = str((run.get("iterations") or {}).get("batch", "auto")) == "auto"
+                        timer = run.get("timer") or {}
+                        floor = max(float(timer.get("cost_ns") or 0), float(timer.get("resolution_ns") or 0))
+                        if floor > 0:
+                            m.clock_floor_ns = floor
+                    except (ValueError, TypeError, AttributeError):
+                        pass
+                    continue
                 if b'"size"' not in line[:32]:        # samples make a line long: parse size records only
                     continue
                 try:
@@ -195,7 +221,7 @@ def read_costs(path: Path, key: tuple, wall_s: float | None = None) -> Measured 
                 total_ns += el
     except OSError:
         return None
-    if not m.sizes:
+    if not m.sizes or m.key is None:
         return None
     # the same size visited again (rounds, passes): the median cost there
     by: dict[int, list] = {}
@@ -233,37 +259,52 @@ class Estimator:
         alike = self._alike(plan.key)
         guesses = []
         for m in alike:
-            ns = 0.0
+            costs = []
             for b, it, w in zip(plan.sizes, plan.iterations, plan.warmup):
-                # a fixed batch: that many units per sample; the runner's own choice (from the
-                # warm-up, to make a sample long against the clock) is taken to be the one the
-                # alike run made at that size: a sample costs what it cost there
-                batch = plan.batch if plan.batch is not None else m.batch_at(b)
-                ns += m.cost_ns(b) * (it * batch + w)
-            guesses.append(ns / 1e9)
-        return statistics.median(guesses) + self._outside(alike, len(plan.sizes))
+                # a fixed batch: that many units per sample; else the runner's own choice: the
+                # one the alike run made at that size when it chose too, or else the rule it
+                # follows from the unit's time, to make the clock's cost under 1 % of a sample
+                # (vs_timer_batch_for: K = ceil(100 x clock floor / unit), 1 to 100,000)
+                u = m.cost_ns(b)
+                if plan.batch is not None:
+                    batch = plan.batch
+                elif m.auto_batch:
+                    batch = m.batch_at(b)
+                else:
+                    batch = min(MAX_BATCH, max(1, math.ceil(100.0 * m.clock_floor_ns / u))) if u > 0 else 1
+                costs.append(u * (it * batch + w))
+            # sizes --adaptive adds (taken to reach its cap: a staircase does): each at the
+            # mean cost of the schedule's sizes, between which they fall
+            extra = max(0, plan.refine_to - len(costs))
+            guesses.append((sum(costs) + extra * (sum(costs) / len(costs) if costs else 0.0)) / 1e9)
+        visits = max(len(plan.sizes), plan.refine_to)
+        return statistics.median(guesses) + self._outside(alike, visits)
 
     def _outside(self, alike: list[Measured], visits: int) -> float:
         """Wall time outside the size visits, for a run of `visits` visits: a start-up plus a
-        cost per visit (agreeing on the batch, writing the record).  With runs of visit counts
-        at least 10x apart (and one of 50 or more) both are fitted (least squares, neither below
-        0); otherwise the per-visit part is taken as at most PER_VISIT_S and the rest as
-        start-up (a fit over 1 and 4 visits would turn 10 ms of noise into 3 ms a visit)."""
+        cost per visit (agreeing on the batch, writing the record).  The start-up is the median
+        of what runs of fewer than 10 visits spent outside them, and the cost per visit the
+        median of what the others spent beyond it per visit (PER_VISIT_S while none has 10
+        visits or more); with no short run, a straight line through (visits, time outside).""" 
         pts = [(m.visits, m.startup_s) for m in alike if m.startup_s is not None] or \
             [(m.visits, m.startup_s) for m in self.measured if m.startup_s is not None]
         if not pts:
             return 0.0
+        short = [g for n, g in pts if n < 10]
         ns = [n for n, _ in pts]
-        if max(ns) >= 50 and max(ns) >= 10 * max(1, min(ns)):   # counts far enough apart to fit
+        if short:
+            start = statistics.median(short)
+            long_ = [max(0.0, (g - start) / n) for n, g in pts if n >= 10]
+            per = statistics.median(long_) if long_ else PER_VISIT_S
+        elif len(set(ns)) >= 2:        # no short run: a straight line through (visits, gap)
             mn, mg = statistics.fmean(ns), statistics.fmean(g for _, g in pts)
-            sxx = sum((n - mn) ** 2 for n in ns)
-            per = max(0.0, sum((n - mn) * (g - mg) for n, g in pts) / sxx)
+            per = max(0.0, sum((n - mn) * (g - mg) for n, g in pts) / sum((n - mn) ** 2 for n in ns))
             start = mg - per * mn
             if start < 0:
                 start, per = 0.0, sum(n * g for n, g in pts) / sum(n * n for n in ns)
         else:
             gap = statistics.median(g for _, g in pts)
-            per = min(PER_VISIT_S, gap / ns[0]) if ns[0] else 0.0
+            per = min(PER_VISIT_S, gap / ns[0])
             start = gap - per * ns[0]
         return start + per * visits
 

@@ -68,16 +68,24 @@ iterations = 10
 warmup = 0
 batch = "3"
 """)
-    # measured: 1 us + 1 ns per byte per unit, batch 2 everywhere, 0.5 s of start-up
+    # measured: 1 us + 1 ns per byte per unit, a clock of 10 ns (the runner's own batch: 1 for a
+    # unit over 1 us), 0.5 s of start-up (a run of fewer than 10 visits: 2 ms a visit besides)
     key = plan_of(long_run).key
-    m = Measured(key=key, sizes=[0, 1000], unit_ns=[1000.0, 2000.0], batch=[2, 2], startup_s=0.5)
+    m = Measured(key=key, sizes=[0, 1000], unit_ns=[1000.0, 2000.0], batch=[2, 2], startup_s=0.5,
+                 clock_floor_ns=10.0, auto_batch=False)
     est = Estimator()
     assert est.predict(plan_of(one)) is None          # nothing measured: no forecast
     est.add(m)
-    assert est.predict(plan_of(one)) == pytest.approx(0.5 + 100000 * 2 * 1500e-9)
-    assert est.predict(plan_of(fixed)) == pytest.approx(0.5 + 10 * 3 * 1500e-9)
-    want = 0.5 + sum((100 * 2 + 10) * (1000 + b) for b in range(0, 1001, 100)) * 1e-9
+    assert est.predict(plan_of(one)) == pytest.approx(0.5 + 100000 * 1500e-9 + 0.002)   # + a visit
+    assert est.predict(plan_of(fixed)) == pytest.approx(0.5 + 10 * 3 * 1500e-9 + 0.002)
+    want = 0.5 + sum((100 + 10) * (1000 + b) for b in range(0, 1001, 100)) * 1e-9 + 11 * 0.002
     assert est.predict(plan_of(long_run)) == pytest.approx(want)
+    # a clock of 100 ns: the runner batches a 1.5 us unit 7 to a sample
+    m.clock_floor_ns = 100.0
+    assert est.predict(plan_of(one)) == pytest.approx(0.5 + 100000 * 7 * 1500e-9 + 0.002)
+    # measured with the runner's own batch (2): the same choice is expected at that size
+    m.auto_batch = True
+    assert est.predict(plan_of(one)) == pytest.approx(0.5 + 100000 * 2 * 1500e-9 + 0.002)
 
 
 def test_the_most_alike_measured_run_is_used():
@@ -95,11 +103,11 @@ def test_the_most_alike_measured_run_is_used():
         sizes, iterations, iterations_large, warmup, warmup_large, batch = "8", 1000, None, 0, None, "1"
         extra_args, options, pattern, variant = [], {}, "pingpong", "blocking"
         transport, nodes = "shm", None
-    assert est.predict(plan_of(S)) == pytest.approx(1000 * 500e-9)
+    assert est.predict(plan_of(S)) == pytest.approx(1000 * 500e-9 + 0.002)
     S.nodes = 2
-    assert est.predict(plan_of(S)) == pytest.approx(1000 * 9000e-9)
+    assert est.predict(plan_of(S)) == pytest.approx(1000 * 9000e-9 + 0.002)
     S.transport, S.nodes = "ofi", None           # never measured: the same pattern on one node
-    assert est.predict(plan_of(S)) == pytest.approx(1000 * 25250e-9)   # the median of tcp and shm
+    assert est.predict(plan_of(S)) == pytest.approx(1000 * 25250e-9 + 0.002)   # the median of tcp and shm
 
 
 def test_read_costs_of_a_results_file_and_of_one_without_times(tmp_path):
@@ -175,12 +183,41 @@ def test_time_outside_the_visits_is_a_start_up_and_a_cost_per_visit():
     key = run_key("shm", "pingpong", "blocking", {}, False)
     est = Estimator()
     est.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=0.5, visits=1))
-    # one run measured: at most 2 ms a visit, the rest start-up
-    assert est._outside(est.measured, 1001) == pytest.approx(0.498 + 1001 * 0.002)
-    est.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=10.5, visits=1001))
-    # visit counts 1000x apart: fitted, 10 ms a visit and 0.49 s of start-up
-    assert est._outside(est.measured, 101) == pytest.approx(0.49 + 101 * 0.01)
+    # one short run measured: its gap is the start-up, 2 ms a visit assumed
+    assert est._outside(est.measured, 1001) == pytest.approx(0.5 + 1001 * 0.002)
+    est.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=10.5, visits=1000))
+    # and a long one: 10 ms a visit beyond the start-up
+    assert est._outside(est.measured, 101) == pytest.approx(0.5 + 101 * 0.01)
     est2 = Estimator()
-    for n, g in ((1, 0.50), (4, 0.53)):       # too close to fit: not 10 ms a visit from noise
+    for n, g in ((100, 1.5), (400, 4.5)):       # no short run: start-up 0.5 s, 10 ms a visit
         est2.add(Measured(key=key, sizes=[8], unit_ns=[0.0], batch=[1], startup_s=g, visits=n))
-    assert est2._outside(est2.measured, 1000) < 0.52 + 1000 * 0.002 + 1e-9
+    assert est2._outside(est2.measured, 200) == pytest.approx(0.5 + 200 * 0.01)
+
+
+def test_adaptive_runs_are_planned_to_their_cap(tmp_path):
+    (run,) = _spec(tmp_path, """
+[[run]]
+id = "a"
+sizes = "0:1000:+100"
+iterations = 10
+warmup = 0
+batch = "1"
+extra_args = ["--adaptive", "--adaptive-max-sizes", "44"]
+""")
+    plan = plan_of(run)
+    assert plan.refine_to == 44
+    est = Estimator()
+    est.add(Measured(key=plan.key, sizes=[0], unit_ns=[1000.0], batch=[1], startup_s=0.0, visits=1))
+    assert est.predict(plan) == pytest.approx(44 * 10 * 1000e-9 + 44 * 0.002)
+
+
+def test_read_costs_keys_a_file_by_its_run_record(tmp_path):
+    f = tmp_path / "r.jsonl"
+    run = {"record": "run", "transport": {"name": "ucx", "options": {"tls": "tcp"}}, "pattern": "stream",
+           "variant": "window", "hosts": ["a", "b"], "iterations": {"batch": "4"},
+           "timer": {"cost_ns": 40.0, "resolution_ns": 1}}
+    size = {"record": "size", "bytes": 8, "iterations": 10, "warmup": 0, "batch": 4, "elapsed_ns": 4000}
+    f.write_text(json.dumps(run) + "\n" + json.dumps(size) + "\n", encoding="utf-8")
+    m = read_costs(f, None)
+    assert m.key == run_key("ucx", "stream", "window", {"tls": "tcp"}, True)
+    assert m.clock_floor_ns == 40.0 and m.auto_batch is False and m.unit_ns == [100.0]
