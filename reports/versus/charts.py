@@ -143,9 +143,9 @@ def _series_traces(label: str, x, y, lo, hi, color: str, dash: bool, unit: str, 
     group = label
     name = text(label)
     line = {"type": kind, "x": x, "y": y, "name": name, "legendgroup": group,
-            "mode": "lines" if dash else "lines+markers",
+            "mode": "lines+markers",
             "line": {"color": color, "width": 2 if dash else 1.3, "dash": "dash" if dash else "solid"},
-            "marker": {"size": 4, "color": color},
+            "marker": {"size": 3 if dash else 4, "color": color},
             "text": [fmt_bytes(b) for b in x],
             "customdata": [[a if a is not None else v, b if b is not None else v] for a, b, v in zip(lo, hi, y)],
             "hovertemplate": _hover(unit, what), "meta": "points"}

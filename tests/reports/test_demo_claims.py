@@ -126,8 +126,9 @@ for g in model["groups"]:
             log(f"    {s['mark']} {s['text']}")
 
 html = open(os.path.join(report, "index.html"), encoding="utf-8").read()
+details = open(os.path.join(report, "details.html"), encoding="utf-8").read()
 tex = open(os.path.join(report, "report.tex"), encoding="utf-8").read()
-for name, text in (("HTML", html), ("LaTeX", tex)):
+for name, text in (("HTML", html), ("HTML appendix", details), ("LaTeX", tex)):
     if "∞" in text or "infty" in text:
         problems.append(f"{name}: an interval to infinity is printed")
     neg = re.findall(r"\[(?:−|-|\$-\$)\s?\d[^\]]*\]", text)
