@@ -33,11 +33,11 @@ def text(label) -> str:
 
 
 def _num(v):
-    """A finite float at 6 significant figures (what a figure can show), else None (a gap)."""
+    """A finite float at 5 significant figures (more than a figure or its hover shows), else None (a gap)."""
     if v is None:
         return None
     v = float(v)
-    return float(f"{v:.6g}") if math.isfinite(v) else None
+    return float(f"{v:.5g}") if math.isfinite(v) else None
 
 
 def _rgba(color: str, alpha: float) -> str:
@@ -104,14 +104,6 @@ def _layout(title: str, height: int = 470) -> dict:
             "showlegend": True}
 
 
-def _band_traces(name: str, group: str, x: list, lo: list, hi: list, color: str, kind: str) -> list[dict]:
-    """A 95 % interval as a filled band: the lower edge, then the upper one filled to it."""
-    common = {"type": kind, "x": x, "mode": "lines", "line": {"width": 0, "color": color},
-              "legendgroup": group, "showlegend": False, "hoverinfo": "skip", "name": name}
-    return [{**common, "y": lo},
-            {**common, "y": hi, "fill": "tonexty", "fillcolor": _rgba(color, 0.18)}]
-
-
 def _points(sizes: list[dict], key: str, ci_key: str):
     """Sizes above 0 B with a positive value (a log axis has no place for the others):
     bytes, value, interval low, interval high."""
@@ -134,22 +126,22 @@ def _extent(*lists) -> tuple[float, float]:
 
 
 def _hover(unit: str, what: str) -> str:
-    return ("<b>%{fullData.name}</b><br>%{text}<br>" + what + " %{y:.4g} " + unit
+    return ("<b>%{fullData.name}</b><br>%{x:,} B<br>" + what + " %{y:.4g} " + unit
             + "<br>95 % CI %{customdata[0]:.4g} to %{customdata[1]:.4g} " + unit + "<extra></extra>")
 
 
 def _series_traces(label: str, x, y, lo, hi, color: str, dash: bool, unit: str, what: str) -> list[dict]:
+    """A series' line with its 95 % interval per point (customdata, shown on hover).  Its `band`
+    key asks the page to draw that interval as a filled band behind the line (two traces the
+    page makes from x and customdata, so that the figure's JSON carries each number once)."""
     kind = "scattergl" if len(x) > GL_POINTS else "scatter"
-    group = label
-    name = text(label)
-    line = {"type": kind, "x": x, "y": y, "name": name, "legendgroup": group,
-            "mode": "lines+markers",
+    line = {"type": kind, "x": x, "y": y, "name": text(label), "legendgroup": label,
+            "mode": "lines" if kind == "scattergl" else "lines+markers",    # thousands of markers hide the line
             "line": {"color": color, "width": 2 if dash else 1.3, "dash": "dash" if dash else "solid"},
             "marker": {"size": 3 if dash else 4, "color": color},
-            "text": [fmt_bytes(b) for b in x],
             "customdata": [[a if a is not None else v, b if b is not None else v] for a, b, v in zip(lo, hi, y)],
-            "hovertemplate": _hover(unit, what), "meta": "points"}
-    return _band_traces(name, group, x, lo, hi, color, kind) + [line]
+            "hovertemplate": _hover(unit, what), "meta": "points", "band": _rgba(color, 0.18)}
+    return [line]
 
 
 def comparison_charts(name: str, title: str, series: list[dict], floor: dict | None,
@@ -207,8 +199,7 @@ def detail_chart(name: str, label: str, sizes: list[dict], regimes: list[dict], 
     ucl = [_num(p["ucl_us"]) if p.get("ucl_us") and p["ucl_us"] > 0 else None for p in pts]
     lcl = [_num(p["lcl_us"]) if p.get("lcl_us") and p["lcl_us"] > 0 else None for p in pts]
     limits = {"type": kind, "x": x, "mode": "lines", "line": {"color": COLORS[1], "width": 1, "dash": "dot"},
-              "legendgroup": "limits", "hovertemplate": "%{text}<br>control limit %{y:.4g} µs<extra></extra>",
-              "text": [fmt_bytes(b) for b in x]}
+              "legendgroup": "limits", "hovertemplate": "%{x:,} B<br>control limit %{y:.4g} µs<extra></extra>"}
     traces.append({**limits, "y": ucl, "name": "control limits (0.135th, 99.865th percentile)"})
     traces.append({**limits, "y": lcl, "name": "lower control limit", "showlegend": False})
     bad = [p for p in pts if p.get("valid") is False]
