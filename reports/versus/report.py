@@ -664,7 +664,7 @@ def cmd_report(args) -> int:
     model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
                           args.include_invalid, args.history)
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
-          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv and "
+          f"{args.output}/index.html (appendix details.html), {args.output}/report.tex, {args.output}/samples.csv and "
           f"samples.parquet ({model['samples']} samples)", file=sys.stderr)
     return 0
 
