@@ -83,6 +83,12 @@ def value_ticks(lo: float, hi: float, least: int = 5, most: int = 14) -> dict:
         best = vals
         if len(vals) >= least:
             break
+    if len(best) < least:      # a narrow range (6.2 to 8.9): evenly spaced round values
+        raw = (hi - lo) / least
+        unit = 10.0 ** math.floor(math.log10(raw))
+        step = max(m * unit for m in (1, 2, 5) if m * unit <= raw * 1.001)   # at most (hi - lo) / least
+        first = math.ceil(lo / step - 1e-9)
+        best = [float(f"{k * step:.6g}") for k in range(first, first + 3 * least) if k * step <= hi * (1 + 1e-9)]
     return {"tickmode": "array", "tickvals": best, "ticktext": [f"{v:g}" for v in best]}
 
 
