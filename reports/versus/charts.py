@@ -141,7 +141,7 @@ def _series_traces(label: str, x, y, lo, hi, color: str, dash: bool, unit: str, 
     key asks the page to draw that interval as a filled band behind the line (two traces the
     page makes from x and customdata, so that the figure's JSON carries each number once)."""
     kind = "scattergl" if len(x) > GL_POINTS else "scatter"
-    line = {"type": kind, "x": x, "y": y, "name": text(label), "legendgroup": label,
+    line = {"type": kind, "x": x, "y": y, "name": text(label), "legendgroup": str(label),
             "mode": "lines" if kind == "scattergl" else "lines+markers",    # thousands of markers hide the line
             "line": {"color": color, "width": 2 if dash else 1.3, "dash": "dash" if dash else "solid"},
             "marker": {"size": 3 if dash else 4, "color": color},
@@ -166,7 +166,7 @@ def comparison_charts(name: str, title: str, series: list[dict], floor: dict | N
                 x, y, lo, hi = _points(s["sizes"], "bandwidth_MBps", "bw_ci_MBps")
             if not x:
                 continue
-            label = s["label"] + (" (floor: upper bound)" if is_floor and kind == "bandwidth"
+            label = str(s["label"]) + (" (floor: upper bound)" if is_floor and kind == "bandwidth"
                                   else " (floor: lower bound)" if is_floor else "")
             traces += _series_traces(label, x, y, lo, hi, color, is_floor,
                                      "µs" if kind == "latency" else "MB/s",
