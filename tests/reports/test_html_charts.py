@@ -1,8 +1,9 @@
 """The interactive figures of the example report in headless Chromium: index.html shows a figure
 on its first screen (the top 900 px of a 1280 px wide window hold the lines of the latency and
 bandwidth figures, before any table), every figure of index.html and details.html is drawn with
-its data points (Plotly's points counted in the DOM after it drew), and neither page writes a
-message to the console (no error, no warning, nothing)."""
+its data points (Plotly's points counted in the DOM after it drew), neither page writes a message
+to the console (no error, no warning, nothing), and details.html holds each configuration's
+tables."""
 import json
 import os
 import re
@@ -61,6 +62,12 @@ for page, want in expected.items():
         log("  console: " + ln)
     check(not console, f"{page}: no console message ({len(console)})")
     check("<noscript>" in html, f"{page}: a <noscript> line says the figures need JavaScript")
+    if page == "details.html":
+        for cfg in ("shm", "tcp-poll", "ucx-tcp"):
+            check(f'id="detail-{cfg}"' in dom and f'id="regimes-{cfg}"' in dom,
+                  f"details.html: {cfg}'s per-size and regime tables are in the DOM")
+        check("one-way latency (µs)" in dom, "details.html: the detail figures' axis title is text in the DOM")
+        check("Control limits: the 0.135th" in dom, "details.html: the per-size table's note is a footnote there")
 
 # index.html's first screen: the lines of the summary figures, and no table above them
 head = open(os.path.join(out, "index.html"), encoding="utf-8").read().split('<div class="chart"', 1)[0]
