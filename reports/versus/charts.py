@@ -63,14 +63,14 @@ def size_ticks(lo: float, hi: float, most: int = 12) -> dict:
     return {"tickmode": "array", "tickvals": vals, "ticktext": [_bytes_label(v) for v in vals]}
 
 
-MANTISSAS = ([1], [1, 3], [1, 2, 5], [1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9],
+MANTISSAS = ([1], [1, 3], [1, 2, 5], [1, 1.5, 2, 3, 5, 7], [1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9],
              [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 2, 2.2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9])
 
 
 def value_ticks(lo: float, hi: float, least: int = 5, most: int = 14) -> dict:
     """Tick values and labels of a log value axis from lo to hi: the sparsest of
-    1; 1-3; 1-2-5; ... per decade that labels at least `least` ticks in the range
-    (a latency range within one decade still gets four labels)."""
+    1; 1-3; 1-2-5; 1-1.5-2-3-5-7; ... per decade that labels at least `least` ticks in the
+    range, else (a range within one decade) evenly spaced round values."""
     if not (lo > 0 and hi > lo):
         return {}
     d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
