@@ -309,17 +309,26 @@ def chart_json(spec: dict) -> str:
     return json.dumps(spec, separators=(",", ":"), ensure_ascii=False, allow_nan=False).translate(_UNSAFE)
 
 
+def _plotly():
+    try:
+        import plotly
+    except ImportError:
+        from .load import InputError
+        raise InputError("the HTML report draws its figures with Plotly: install the Python package plotly "
+                         "(reports/pyproject.toml lists it)") from None
+    return plotly
+
+
 @functools.lru_cache(maxsize=1)
 def plotly_js() -> str:
     """The Plotly library shipped with the plotly package (one minified file, no network)."""
-    import plotly
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    path = Path(_plotly().__file__).parent / "package_data" / "plotly.min.js"
     js = path.read_text(encoding="utf-8")
     return js.replace("</script", "<\\/script")
 
 
 def plotly_version() -> str:
-    import plotly
+    plotly = _plotly()
     head = plotly_js()[:200]
     v = head.split("plotly.js v", 1)[1].split()[0] if "plotly.js v" in head else "?"
     return f"{v} (plotly {plotly.__version__})"
