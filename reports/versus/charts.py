@@ -206,8 +206,10 @@ def detail_chart(name: str, label: str, sizes: list[dict], regimes: list[dict], 
     lcl = [_num(p["lcl_us"]) if p.get("lcl_us") and p["lcl_us"] > 0 else None for p in pts]
     limits = {"type": kind, "x": x, "mode": "lines", "line": {"color": COLORS[1], "width": 1, "dash": "dot"},
               "legendgroup": "limits", "hovertemplate": "%{x:,} B<br>control limit %{y:.4g} µs<extra></extra>"}
-    traces.append({**limits, "y": ucl, "name": "control limits (0.135th, 99.865th percentile)"})
-    traces.append({**limits, "y": lcl, "name": "lower control limit", "showlegend": False})
+    # over thousands of sizes the limits are a thicket hiding the medians: shown on a legend click
+    shown = True if kind == "scatter" else "legendonly"
+    traces.append({**limits, "y": ucl, "name": "control limits (0.135th, 99.865th percentile)", "visible": shown})
+    traces.append({**limits, "y": lcl, "name": "lower control limit", "showlegend": False, "visible": shown})
     bad = [p for p in pts if p.get("valid") is False]
     if bad:
         traces.append({"type": "scatter", "x": [p["bytes"] for p in bad], "y": [_num(p["median_us"]) for p in bad],
@@ -240,11 +242,19 @@ def detail_chart(name: str, label: str, sizes: list[dict], regimes: list[dict], 
         traces.append({"type": "scatter", "x": vx, "y": vy, "mode": "lines", "name": "detected transition",
                        "line": {"color": COLORS[4], "width": 1.2, "dash": "dashdot"}, "text": hover,
                        "hovertemplate": "%{text}<extra></extra>", "legendgroup": "transitions"})
-        # labels along the top edge of the plot, rotated, left of their line
+        # labels along the top edge of the plot, rotated, left of their line; a label closer than
+        # 3 % of the axis to the previous one is left out (its line stays, and says itself on hover)
+        span = max(math.log10(max(x)) - math.log10(min(x)), 1e-9)
+        labelled, last = [], -math.inf
+        for t in sorted(marks, key=lambda t: t["bytes"]):
+            at = math.log10(t["bytes"])
+            if at - last >= 0.03 * span:
+                labelled.append(t)
+                last = at
         layout["annotations"] = [{"x": math.log10(t["bytes"]), "xref": "x", "y": 1, "yref": "paper",
                                   "text": text(f"{t['kind']} {_bytes_label(t['bytes'])}B"), "textangle": -90,
                                   "xanchor": "right", "yanchor": "top", "showarrow": False,
-                                  "font": {"size": 10, "color": COLORS[4]}} for t in marks]
+                                  "font": {"size": 10, "color": COLORS[4]}} for t in labelled]
     x0, x1 = _extent(x)
     layout["xaxis"] = _log_axis("message size (bytes)", x0, x1, size_ticks(x0, x1))
     layout["yaxis"] = _log_axis(f"{time_label} (µs)", ylo, yhi, value_ticks(ylo, yhi))

@@ -58,6 +58,16 @@ def test_transitions_are_labelled_at_the_top_and_the_legend_is_under_the_plot():
     assert marks and marks[0]["x"][:2] == [512, 512]
 
 
+def test_close_transitions_keep_their_lines_and_only_spaced_labels():
+    marks = [{"bytes": b, "kind": "step", "label": ""} for b in (1448, 1452, 2900, 2904, 30000)]
+    c = charts.detail_chart("d", "cfg", sizes(40000 // 4, 4), [], marks)
+    lines = [t for t in c["spec"]["data"] if t["name"] == "detected transition"][0]
+    assert [v for v in lines["x"] if v is not None][::2] == [1448, 1452, 2900, 2904, 30000]
+    assert [round(10 ** a["x"]) for a in c["spec"]["layout"]["annotations"]] == [1448, 2900, 30000]
+    limits = [t for t in c["spec"]["data"] if t["name"].startswith("control limits")][0]
+    assert limits["visible"] == "legendonly"     # 10,000 sizes: the limits on a legend click
+
+
 def test_labels_stay_text_and_the_json_cannot_end_its_script_element():
     label = '</script><script>alert(1)</script> & "q"'
     (lat, _) = charts.comparison_charts("g", "t", [{"label": label, "sizes": sizes(3)}], None)
