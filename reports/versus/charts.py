@@ -243,12 +243,12 @@ def detail_chart(name: str, label: str, sizes: list[dict], regimes: list[dict], 
                        "line": {"color": COLORS[4], "width": 1.2, "dash": "dashdot"}, "text": hover,
                        "hovertemplate": "%{text}<extra></extra>", "legendgroup": "transitions"})
         # labels along the top edge of the plot, rotated, left of their line; a label closer than
-        # 3 % of the axis to the previous one is left out (its line stays, and says itself on hover)
+        # 4 % of the axis to the previous one is left out (its line stays, and says itself on hover)
         span = max(math.log10(max(x)) - math.log10(min(x)), 1e-9)
         labelled, last = [], -math.inf
         for t in sorted(marks, key=lambda t: t["bytes"]):
             at = math.log10(t["bytes"])
-            if at - last >= 0.03 * span:
+            if at - last >= 0.04 * span:
                 labelled.append(t)
                 last = at
         layout["annotations"] = [{"x": math.log10(t["bytes"]), "xref": "x", "y": 1, "yref": "paper",
