@@ -136,6 +136,9 @@ def html_env() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     _common_filters(env)
     env.filters["mark_class"] = lambda m: {"+": "faster", "-": "slower"}.get(m, "same")
+    from .charts import chart_json, plotly_js
+    env.filters["chart_json"] = lambda spec: Markup(chart_json(spec))
+    env.globals["plotly_js"] = lambda: Markup(plotly_js())
     return env
 
 

@@ -352,7 +352,7 @@ def group_comparisons(configs: list[Config], pairs: list[dict], include_invalid:
 def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict],
                 pdf_dir: Path | None, study: str | None = None, pairs: list[dict] | None = None,
                 title: str | None = None, include_invalid: bool = False) -> dict:
-    from . import plots
+    from . import charts, plots
     if not runs:
         raise InputError("no runs to report on")
     configs = group_configs(runs, entries)
@@ -404,6 +404,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             "plots": plots.comparison_plots(f"fig-{gname}", f"{key[0]} {key[1]}", series, fl, pdf_dir,
                                             meaning.short_label)
             if series else [],
+            "charts": charts.comparison_charts(gname, f"{key[0]} {key[1]}", series, fl, meaning.short_label)
+            if series else [],
             "comparisons": group_comparisons(members, pairs, include_invalid),
             "details": [{"id": c.id, "status": c.pooled.status, "warnings": c.pooled.warnings,
                          "host_load": config_words(c.runs),
@@ -420,6 +422,11 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
                                                    [t.to_dict() for t in c.analysis.transitions]
                                                    if c.analysis else [], None, meaning.short_label)
+                         if c.sizes else None,
+                         "chart": charts.detail_chart(f"detail-{len(groups)}-{i}", c.id, c.sizes,
+                                                      c.analysis.to_dict()["regimes"] if c.analysis else [],
+                                                      [t.to_dict() for t in c.analysis.transitions]
+                                                      if c.analysis else [], meaning.short_label)
                          if c.sizes else None}
                         for i, c in enumerate(members)],
         })
@@ -429,6 +436,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
         "description": next((m.get("description") for m in manifests if m.get("description")), ""),
         "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "n_runs": len(runs), "n_configs": len(configs), "groups": groups,
+        "compared": "; ".join(f"{_and([d['id'] for d in g['details']])} ({' '.join((g['pattern'], g['variant'])).strip()}, "
+                              f"{g['time_label']})" for g in groups),
         "not_run": [{"id": e["id"], "status": e["status"], "transport": e.get("transport", ""),
                      "note": e.get("note") or "", "stderr_tail": e.get("stderr_tail") or ""} for e in not_run],
         "methods": methods_section(configs, _software()),
@@ -436,13 +445,18 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
     }
 
 
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _software() -> list[list[str]]:
     import jinja2
     import matplotlib
     import scipy
+    from .charts import plotly_version
     return [["versus analysis", __version__], ["Python", platform.python_version()],
             ["NumPy", np.__version__], ["SciPy", scipy.__version__], ["Jinja2", jinja2.__version__],
-            ["Matplotlib", matplotlib.__version__]]
+            ["Matplotlib", matplotlib.__version__], ["Plotly.js (HTML figures)", plotly_version()]]
 
 
 def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path,
@@ -463,7 +477,7 @@ NETPIPE_TRANSPORTS = {"NPtcp": ("tcp",), "NPopenmpi": ("openmpi",), "NPmpi": ("o
 def native_section(measured: list[Run], imported: list[Run], pdf_dir: Path | None) -> list[dict]:
     """Each imported run beside each measured configuration of its pattern over the transports the
     tool measures (OSU and IMB: the MPI ones; ucx_perftest: ucx; fi_pingpong: ofi; NPtcp: tcp)."""
-    from . import plots
+    from . import charts, plots
     from .sidebyside import NO_CLAIM, side_by_side
     out = []
     by_key: dict[tuple, list[Run]] = {}
@@ -501,7 +515,8 @@ def native_section(measured: list[Run], imported: list[Run], pdf_dir: Path | Non
                                    for r in d["rows"]],
                           "notes": [NO_CLAIM] + ([f"versus 95 % CI: {d['versus_interval']}."]
                                                  if d.get("versus_interval") else [])},
-                "plot": plots.native_plot(f"fig-native-{k}-{j}", title, d, pdf_dir)})
+                "plot": plots.native_plot(f"fig-native-{k}-{j}", title, d, pdf_dir),
+                "chart": charts.native_chart(f"native-{k}-{j}", title, d)})
     return out
 
 
@@ -509,7 +524,7 @@ def history_section(db: str | None, pdf_dir: Path | None) -> list[dict]:
     """The over-time page: each configuration's latency at its smallest size, change points marked."""
     if not db or not Path(db).exists():
         return []
-    from . import plots
+    from . import charts, plots
     from .history import series
     out = []
     for i, s in enumerate(series(db)):
@@ -521,7 +536,8 @@ def history_section(db: str | None, pdf_dir: Path | None) -> list[dict]:
                     "changes": [f"{c['date']}: {c['change_pct']:+.1f} % (median of 3 runs each side)"
                                 + ("; the library version changed there" if c["version_changed"] else "")
                                 for c in s["changes"]],
-                    "plot": plots.history_plot(f"fig-history-{i}", s, pdf_dir)})
+                    "plot": plots.history_plot(f"fig-history-{i}", s, pdf_dir),
+                    "chart": charts.history_chart(f"history-{i}", s)})
     return out
 
 
@@ -554,8 +570,9 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
         model = build_model(runs, entries, manifests, stage, study, pairs, title, include_invalid)
         model["native"] = native_section(runs, imported, stage)
         model["history"] = history_section(history, stage)
-        html = html_env().get_template("report.html.j2").render(m=model)
-        (stage / "index.html").write_text(html, encoding="utf-8")
+        env = html_env()
+        (stage / "details.html").write_text(env.get_template("details.html.j2").render(m=model), encoding="utf-8")
+        (stage / "index.html").write_text(env.get_template("report.html.j2").render(m=model), encoding="utf-8")
         tex = latex_env().get_template("report.tex.j2").render(m=model)
         (stage / "report.tex").write_text(tex, encoding="utf-8")
         wait, samples = samples, None
@@ -647,7 +664,7 @@ def cmd_report(args) -> int:
     model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
                           args.include_invalid, args.history)
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
-          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv and "
+          f"{args.output}/index.html (appendix details.html), {args.output}/report.tex, {args.output}/samples.csv and "
           f"samples.parquet ({model['samples']} samples)", file=sys.stderr)
     return 0
 

@@ -23,7 +23,7 @@ INPUTS = {
     "example files": [os.path.join(HERE, "data", n) for n in
                       ("shm-pingpong.jsonl", "tcp-staircase.jsonl", "ucx-incomplete.jsonl")],
 }
-VOLATILE = {"generated", "svg", "pdf", "plot", "plots", "software", "source"}
+VOLATILE = {"generated", "svg", "pdf", "plot", "plots", "chart", "charts", "software", "source"}
 
 
 def strip(obj):

@@ -28,12 +28,13 @@ def versus_cmd(*args, timeout=300):
 
 @pytest.fixture
 def tmpfs(tmp_path):
-    """A tmpfs of 4 MiB at tmp_path/disk, unmounted at the end whatever happens."""
+    """A tmpfs of 32 MiB at tmp_path/disk (a report is about 10 MB: each of its two pages carries
+    the charting library), unmounted at the end whatever happens."""
     where = tmp_path / "disk"
     where.mkdir()
     if not shutil.which("mount") or not hasattr(os, "geteuid") or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root and mount(8)")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)], capture_output=True,
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(where)], capture_output=True,
                        text=True)
     if p.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")

@@ -88,6 +88,8 @@ def test_the_report_marks_invalid_sizes_in_html_and_latex(tmp_path):
     assert BAD not in [r[1] for r in cmp["table"]["rows"]]
     assert any("payload check failed" in n for n in cmp["notes"])
     html = (out / "index.html").read_text(encoding="utf-8")
+    details = (out / "details.html").read_text(encoding="utf-8")
     tex = (out / "report.tex").read_text(encoding="utf-8")
-    for doc in (html, tex):
+    assert "left out of fits" in html      # the summary's footnote
+    for doc in (details, tex):              # the per-size table, its mark and its footnote
         assert "FAILED" in doc and "left out of fits" in doc

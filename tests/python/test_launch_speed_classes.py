@@ -73,7 +73,7 @@ def test_the_report_says_so_in_html_and_latex(tmp_path):
     model = render_report([str(tmp_path / "res")], tmp_path / "out")
     (detail,) = model["groups"][0]["details"]
     assert detail["speed_classes"] == text
-    html = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "details.html").read_text(encoding="utf-8")   # the configuration's appendix
     tex = (tmp_path / "out" / "report.tex").read_text(encoding="utf-8")
     assert text.replace("–", "&ndash;") in html or text in html
     assert "launches fall into 2 speed classes: 3 at" in tex

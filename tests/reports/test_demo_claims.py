@@ -11,6 +11,7 @@ comparative statement, every mark and every interval of its report is checked:
 - no interval of a time, size or bandwidth reaches below zero or to infinity:
   such an interval is 'not determined' with its reason;
 - the HTML and LaTeX carry no '∞' and no interval with a negative bound."""
+import json
 import math
 import os
 import re
@@ -126,8 +127,23 @@ for g in model["groups"]:
             log(f"    {s['mark']} {s['text']}")
 
 html = open(os.path.join(report, "index.html"), encoding="utf-8").read()
+details = open(os.path.join(report, "details.html"), encoding="utf-8").read()
 tex = open(os.path.join(report, "report.tex"), encoding="utf-8").read()
-for name, text in (("HTML", html), ("LaTeX", tex)):
+# the figures' data (JSON in the pages): every hovered 95 % interval is finite, at or above 0 and ordered;
+# the printed text is the pages without their scripts (a log axis' range in the JSON is below 0 for values
+# < 1, and the library's code has its own brackets)
+FIGURE = re.compile(r'<script type="application/json" id="chart-[\w-]+-spec">([^<]*)</script>')
+hovered = 0
+for name, text in (("HTML", html), ("HTML appendix", details)):
+    for spec in FIGURE.findall(text):
+        for t in json.loads(spec)["data"]:
+            for lo, hi in t.get("customdata") or []:
+                hovered += 1
+                if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= hi):
+                    problems.append(f"{name}: figure {t['name']}: a hovered interval [{lo}, {hi}]")
+CODE = re.compile(r'<script id="(plotly-library|chart-init)">.*?</script>', re.S)   # program text, not printed
+html, details = (CODE.sub("", FIGURE.sub("", t)) for t in (html, details))
+for name, text in (("HTML", html), ("HTML appendix", details), ("LaTeX", tex)):
     if "∞" in text or "infty" in text:
         problems.append(f"{name}: an interval to infinity is printed")
     neg = re.findall(r"\[(?:−|-|\$-\$)\s?\d[^\]]*\]", text)
@@ -138,4 +154,5 @@ for p in problems:
 check(launch_counts == {3}, f"every configuration of the demo ran 3 launches ({sorted(launch_counts)})")
 check(comparisons >= 2 and statements >= comparisons, f"{comparisons} comparisons, {statements} statements checked")
 check(intervals >= 50, f"{intervals} intervals checked")
+check(hovered >= 50, f"{hovered} intervals of the figures checked")
 check(not problems, f"every statement, mark and interval of the demo report can be defended ({len(problems)} problems)")

@@ -3,6 +3,7 @@ transport option `a_b&c<script>…%#\\` is escaped in both, the PDF shows it
 verbatim, and the page holds no script element."""
 import json
 import os
+import re
 
 from rtest import EXAMPLE, check, pdflatex, pdftotext, tmpdir, versus
 
@@ -25,7 +26,15 @@ check("<script>" not in html, "no <script> element reaches the HTML")
 check("a_b&amp;c&lt;script&gt;alert(1)&lt;/script&gt;%50#1\\x" in html,
       "the option value is HTML-escaped text in the tables")
 check("Title with &lt;b&gt;bold&lt;/b&gt; &amp; 100% #1 \\ _x_" in html, "the title is escaped")
-check("&lt;script&gt;" in html.split("<svg", 1)[1], "the plot titles escape the label too (SVG text)")
+specs = re.findall(r'<script type="application/json" id="chart-[\w-]+-spec">(.*?)</script>', html, re.S)
+check(specs and all("<" not in s and ">" not in s and "&" not in s for s in specs),
+      "the figures' JSON holds no <, > or & (a label cannot end its script element)")
+names = [t["name"] for s in specs for t in json.loads(s)["data"] if t.get("showlegend", True) is not False]
+check("a_b&amp;c&lt;script&gt;alert(1)&lt;/script&gt;%50#1\\x" in " ".join(names),
+      "the figures' legend names carry the label as text (escaped for Plotly, which reads a few tags)")
+details = open(os.path.join(rep, "details.html"), encoding="utf-8").read()
+check("<script>" not in details and "a_b&amp;c&lt;script&gt;alert(1)&lt;/script&gt;%50#1\\x" in details,
+      "details.html escapes the label too")
 
 tex = open(os.path.join(rep, "report.tex"), encoding="utf-8").read()
 want = r"a\_b\&c\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}\%50\#1\textbackslash{}x"

@@ -58,20 +58,34 @@ check(all(os.path.dirname(p) == rep for p in glob.glob(os.path.join(rep, "**", "
           if not os.path.dirname(p).startswith(os.path.join(rep, "fig"))) and not os.path.exists(os.path.join(out, "x")),
       "no file is written outside the report's folder")
 
-html_path = os.path.join(rep, "index.html")
-p = chromium(["--virtual-time-budget=3000", "--dump-dom", f"file://{html_path}"])
-dom = p.stdout
-check(p.returncode == 0 and "<body" in dom, "Chromium loads the hostile report and dumps its DOM")
-check(not re.search(r"<body[^>]*data-owned", dom), "no payload ran: the page was not marked")
-for bad in ("script", "img", "iframe"):
-    check(f"<{bad}" not in dom.lower(), f"no <{bad}> element in the DOM")
-check(not re.search(r"<[^>]+\son(error|load|mouseover)\s*=", dom, re.I), "no event-handler attribute in the DOM")
-check("<style>*{display:none}" not in dom, "the name's <style> is text, not a style sheet")
-visible = re.sub(r"<[^>]+>", "", dom)
-visible = html.unescape(visible)
-for key in ("provider", "library", "option", "host", "title", "name"):
-    check(PAYLOADS[key] in visible, f"the {key} payload is shown as written in the page")
-check("{{ 7*7 }}" in visible, "template syntax in a value is shown, not evaluated")
+# the page's own scripts, whole: the Plotly library, the code that draws the figures, each figure's JSON
+OWN_SCRIPTS = re.compile(r'<script id="plotly-library">.*?</script>|<script id="chart-init">.*?</script>|'
+                         r'<script type="application/json" id="chart-[\w-]+-spec">[^<]*</script>', re.S)
+for page, figures in (("index.html", 2), ("details.html", 3)):
+    html_path = os.path.join(rep, page)
+    p = chromium(["--virtual-time-budget=10000", "--dump-dom", f"file://{html_path}"])
+    dom = p.stdout
+    check(p.returncode == 0 and "<body" in dom, f"{page}: Chromium loads the hostile report and dumps its DOM")
+    check(not re.search(r"<body[^>]*data-owned", dom), f"{page}: no payload ran: the page was not marked")
+    check(f'data-charts-drawn="{figures}"' in dom and 'data-error="' not in dom,
+          f"{page}: the {figures} figures were drawn, without error")
+    own = OWN_SCRIPTS.findall(dom)
+    check(len(own) == 2 + figures, f"{page}: the page's own scripts are whole ({len(own)})")
+    rest = OWN_SCRIPTS.sub("", dom)
+    for bad in ("script", "img", "iframe"):
+        check(f"<{bad}" not in rest.lower(), f"{page}: no other <{bad}> element in the DOM")
+    check(not re.search(r"<[^>]+\son(error|load|mouseover)\s*=", rest, re.I),
+          f"{page}: no event-handler attribute in the DOM")
+    check("<style>*{display:none}" not in rest, f"{page}: the name's <style> is text, not a style sheet")
+    visible = re.sub(r"<[^>]+>", "", rest)
+    visible = html.unescape(visible)
+    for key in ("provider", "library", "option", "host", "title", "name") if page == "index.html" else ("name", "title"):
+        check(PAYLOADS[key] in visible, f"{page}: the {key} payload is shown as written in the page")
+    legend = [html.unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(r'<text class="legendtext"[^>]*>(.*?)</text>', rest)]
+    if page == "index.html":
+        check(any(t.startswith("shm" + PAYLOADS["name"]) for t in legend),
+              f"index.html: a figure's legend shows the name payload as written ({legend[:3]})")
+        check("{{ 7*7 }}" in visible, "index.html: template syntax in a value is shown, not evaluated")
 
 for name in ("owned-by-latex",):
     if os.path.exists(os.path.join(rep, name)):

@@ -5,6 +5,7 @@ mean, the ratio) and plot, says that no claim can be made from a summary, and sh
 time page with the step's date; the LaTeX compiles and says the same."""
 import json
 import os
+import re
 import sys
 
 import vstest as vt
@@ -48,12 +49,21 @@ html = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
 check('id="native"' in html, "the HTML has the section beside the native tools")
 check("beside OSU Micro-Benchmarks osu_latency" in html, "... naming OSU's osu_latency beside the openmpi run")
 check(html.count('id="native-0-0-table"') == 1, "... with its side-by-side table")
-check('id="fig-native-0-0"' in html and "<svg" in html.split('id="fig-native-0-0"')[1][:400],
-      "... and its plot (versus with its band, OSU's figures as crosses)")
+spec = re.search(r'<script type="application/json" id="chart-native-0-0-spec">([^<]*)</script>', html)
+traces = json.loads(spec.group(1))["data"] if spec else []
+versus_line = [t for t in traces if t["name"].startswith("versus") and t.get("showlegend", True)]
+tool = [t for t in traces if "no interval" in t["name"]]
+check('id="chart-native-0-0"' in html and len(versus_line) == 1 and len(versus_line[0]["x"]) >= 3
+      and len(tool) == 1 and tool[0]["marker"]["symbol"] == "x" and len(tool[0]["x"]) >= 3,
+      "... and its figure (versus with its band, OSU's figures as crosses, at 3 sizes or more)")
 check("no interval of the difference" in html, "... saying that a summary allows no interval and no claim")
 check("mean one-way time" in html, "... and that versus's figure is the same statistic as OSU's (the mean)")
 check('id="history"' in html and "change point 2026-05-13T03:00:00Z" in html,
       "the over-time page marks the change point at the step's date (2026-05-13)")
+spec = re.search(r'<script type="application/json" id="chart-history-0-spec">([^<]*)</script>', html)
+layout = json.loads(spec.group(1))["layout"] if spec else {}
+check(len(layout.get("shapes", [])) == 1 and layout["shapes"][0]["x0"] == 11.5,
+      "... and its figure draws the change point between the 12th and 13th run")
 tex = open(os.path.join(rep, "report.tex"), encoding="utf-8").read()
 check("\\section{Beside the native tools}" in tex and "\\section{Over time}" in tex,
       "the LaTeX has both sections")
