@@ -305,17 +305,6 @@ def _ci(draws) -> list[float]:
     return [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))] if d.size else [np.nan, np.nan]
 
 
-def _t_mean(values) -> tuple[float, list[float]]:
-    """Mean of per-run values and its 95 % Student interval (the runs as the unit, as the studies)."""
-    from scipy import stats as sps
-    v = np.asarray(values, dtype=np.float64)
-    m = float(v.mean())
-    if v.size < 2:
-        return m, [np.nan, np.nan]
-    h = float(sps.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
-    return m, [m - h, m + h]
-
-
 def _g(v) -> str:
     return "–" if v is None or not np.isfinite(v) else f"{v:.3g}"
 
@@ -348,26 +337,44 @@ def _one_way_div(c) -> float:
     return float(run_meaning(c.pooled).divisor)
 
 
-def _per_launch_means_us(cfgs, nbytes=None) -> list[float]:
-    """The study's per-run statistic: the mean round trip of each launch (a launch is one of the study's
-    runs or trials), µs."""
+def _per_launch_medians_us(cfgs, nbytes=None) -> list[float]:
+    """Each launch's median round trip (µs): a launch is one of the study's runs or trials.  The study
+    averaged its runs' round trips; the median is used here because a mean is dominated by the few
+    samples a busy host delays (a launch's mean here: 8 µs against a median of 0.67 µs)."""
     out = []
     for c in cfgs:
         for r in c.runs:
             by = r.sizes_by_bytes()
             s = by.get(nbytes) if nbytes is not None else (by[min(by)] if by else None)
             if s is not None and s.samples_ns.size:
-                out.append(float(np.mean(s.samples_ns)) / 1e3)
+                out.append(float(np.median(s.samples_ns)) / 1e3)
     return out
 
 
-def _ratio_of_means(a, b, rng=None):
-    """mean(a) / mean(b) of per-launch values and a bootstrap interval over the launches."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    rng = rng or _rng()
-    ia = rng.integers(0, a.size, size=(BOOT, a.size))
-    ib = rng.integers(0, b.size, size=(BOOT, b.size))
-    return float(a.mean() / b.mean()), _ci(a[ia].mean(axis=1) / b[ib].mean(axis=1))
+def _geo_mean(values) -> tuple[float, list[float]]:
+    """Geometric mean of per-launch values and its 95 % Student interval on the logs (the launch is the
+    unit, as the study's run was)."""
+    from scipy import stats as sps
+    v = np.log(np.asarray(values, dtype=np.float64))
+    m = float(v.mean())
+    if v.size < 2:
+        return float(np.exp(m)), [np.nan, np.nan]
+    h = float(sps.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+    return float(np.exp(m)), [float(np.exp(m - h)), float(np.exp(m + h))]
+
+
+def _ratio_of_geo_means(a, b):
+    """Ratio of the geometric means of two sets of per-launch values, with Welch's interval on the logs."""
+    from scipy import stats as sps
+    la, lb = np.log(np.asarray(a, float)), np.log(np.asarray(b, float))
+    d = float(la.mean() - lb.mean())
+    va, vb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
+    se = np.sqrt(va + vb)
+    if se == 0:
+        return float(np.exp(d)), [float(np.exp(d))] * 2
+    df = (va + vb) ** 2 / (va ** 2 / (la.size - 1) + vb ** 2 / (lb.size - 1))
+    h = float(sps.t.ppf(0.975, df) * se)
+    return float(np.exp(d)), [float(np.exp(d - h)), float(np.exp(d + h))]
 
 
 def _inside(x, ci) -> bool:
@@ -462,15 +469,16 @@ def answer001(configs) -> dict:
     for name, cfgs, p in (("same box", same, "1.12 ± 0.04 µs (mean of ten runs of a million round trips, ± std error)"),
                           ("two boxes", two, "34.0 ± 1.0 µs (mean of ten runs of a million round trips, ± std error)")):
         q = f"Round trip of one int, {name}?"
-        means = _per_launch_means_us(cfgs)
+        means = _per_launch_medians_us(cfgs)
         if len(means) < 2:
             rows.append(_row(q, p, "–", "not measured here", f"no {name} launches (two boxes need two nodes or "
                              "the lab)" if name == "two boxes" else f"fewer than two {name} launches"))
             continue
         m[name] = means
-        v, ci = _t_mean(means)
+        v, ci = _geo_mean(means)
         ref = 1.12 if name == "same box" else 34.0
-        ans = f"{_val(v, ci, 'µs')}: mean of {len(means)} launches' means"
+        ans = (f"{_val(v, ci, 'µs')}: geometric mean of {len(means)} launches' medians (a sample: the mean "
+               "of its batch of round trips)")
         rows.append(_row(q, p, ans, "agrees" if _inside(ref, ci) else "differs",
                          "the study's value lies in the interval" if _inside(ref, ci) else
                          "another machine: the study's 2017 cluster against this host"
@@ -478,8 +486,8 @@ def answer001(configs) -> dict:
     q = "How much longer does the round trip take between boxes?"
     p = "about 30× (\"2900 % longer\")"
     if len(m) == 2:
-        r, ci = _ratio_of_means(m["two boxes"], m["same box"])
-        ans = f"{_val(r, ci, '×')} (two boxes over the same box, means of the launches' means)"
+        r, ci = _ratio_of_geo_means(m["two boxes"], m["same box"])
+        ans = f"{_val(r, ci, '×')} (two boxes over the same box, the launches' medians)"
         if _inside(30.0, ci):
             rows.append(_row(q, p, ans, "agrees", "30× lies in the interval"))
         else:
@@ -502,7 +510,12 @@ def answer001(configs) -> dict:
                              "within the study's 1500–2700 ints" if ok else
                              "elsewhere: the step sits where this link's segments fill, not the study's network's"))
         else:
-            rows.append(_row(q, p, "no rising step detected", "differs", "the two-box curve has no step here"))
+            _, a = _steps(sw[0])
+            bends = [t.bytes for t in a.transitions if t.kind == "slope"]
+            rows.append(_row(q, p, "no rising step detected" + (f"; slope changes at {', '.join(map(str, bends))} B"
+                                                                 if bends else ""), "differs",
+                             "the two-box curve has no step here: the link between the boxes (the lab's, without a "
+                             "rate limit) moves a segment in far less time than the study's network"))
     else:
         rows.append(_row(q, p, "–", "not measured here", "the two-box staircase needs two nodes or the lab"))
     return _answer_table("seed001", rows)
@@ -714,9 +727,15 @@ def answer003(configs) -> dict:
                    + (f" [{_g(t.jump_ci_us[0] * _one_way_div(rv))}, {_g(t.jump_ci_us[1] * _one_way_div(rv))}]"
                       if t.jump_ci_us else ""))
             ok = t.after_bytes < 8192 + 1024 and t.before_bytes > 8192 - 1024
-            rows.append(_row(q, p, ans, "agrees" if ok else "differs",
-                             "at 8 KiB, as the study's" if ok else
-                             "the step is at this library's own threshold, not Blue Waters' 8 KiB"))
+            if not _two_boxes(rv):
+                rows.append(_row(q, p, ans, "not measured here", "no second node: the study's jump is inter-node"))
+            else:
+                rows.append(_row(q, p, ans, "agrees" if ok else "differs",
+                                 "at 8 KiB, as the study's" if ok else
+                                 "the step is at this library's own threshold, not Blue Waters' 8 KiB"))
+        elif not _two_boxes(rv):
+            rows.append(_row(q, p, f"no rising step {where} in 4–16 KiB", "not measured here",
+                             "no second node: the study's jump is inter-node"))
         else:
             rows.append(_row(q, p, f"no rising step {where} in 4–16 KiB", "differs",
                              "this library switches protocol elsewhere or without a step"))
@@ -755,23 +774,23 @@ def answer004(configs) -> dict:
     for name, cfgs, p, ref in (("one box", same, "2–3 µs (trial averages 2.14, 2.29, 2.86 µs)", (2.0, 3.0)),
                                ("two boxes", two, "about 52 µs (trial averages 59.7, 52.2, 52.9 µs)", (52.0, 60.0))):
         q = f"Round trip of two ints, {name}?"
-        means = _per_launch_means_us(cfgs)
+        means = _per_launch_medians_us(cfgs)
         if len(means) < 2:
             rows.append(_row(q, p, "–", "not measured here", "two boxes need two nodes or the lab"
                              if name == "two boxes" else "fewer than two launches"))
             continue
         m[name] = means
-        v, ci = _t_mean(means)
+        v, ci = _geo_mean(means)
         ok = ci[0] <= ref[1] and ci[1] >= ref[0]
-        rows.append(_row(q, p, f"{_val(v, ci, 'µs')}: mean of {len(means)} trials' averages",
+        rows.append(_row(q, p, f"{_val(v, ci, 'µs')}: geometric mean of {len(means)} trials' medians",
                          "agrees" if ok else "differs", "the interval meets the study's range" if ok else
                          "another machine: this host" + ("'s shared memory" if name == "one box" else
                                                           " and the lab's emulated 100 Mbit/s link")))
     q = "Is the same box at least 20× faster?"
     p = "yes: \"the same box is at least 20 times faster\""
     if len(m) == 2:
-        r, ci = _ratio_of_means(m["two boxes"], m["one box"])
-        ans = f"two boxes over one box: {_val(r, ci, '×')} (means of the trials' averages)"
+        r, ci = _ratio_of_geo_means(m["two boxes"], m["one box"])
+        ans = f"two boxes over one box: {_val(r, ci, '×')} (the trials' medians)"
         if ci[0] >= 20:
             rows.append(_row(q, p, ans, "agrees", "the whole interval is above 20×"))
         else:
