@@ -317,7 +317,8 @@ def _val(v, ci=None, unit="") -> str:
 
 
 def _row(question, published, answer, verdict, why):
-    assert verdict in VERDICTS, verdict
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
     return [question, published, answer, f"{verdict}: {why}"]
 
 

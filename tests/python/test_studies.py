@@ -76,3 +76,28 @@ def test_control_limits_are_percentiles_of_the_samples(make_run):
         assert row["mean_us"] == pytest.approx(x.mean())
         assert (row["lcl_us"], row["ucl_us"]) == pytest.approx((x[1], x[-2]))   # k = floor(800 * 0.00135) = 1
         assert row["outside"] == int(((x < row["lcl_us"]) | (x > row["ucl_us"])).sum())
+
+
+def _db_record(both_ns, comp_ns, comm_ns, n=20, seed=0):
+    from versus.load import SizeRecord
+    rng = np.random.default_rng(seed)
+    jitter = lambda v: (v * (1 + 0.01 * rng.standard_normal(n))).astype(np.int64)   # noqa: E731
+    return SizeRecord(65536, jitter(both_ns), extra={"compute_ns": jitter(comp_ns), "comm_ns": jitter(comm_ns)})
+
+
+@pytest.mark.parametrize("both, want", [(20e3, 1.0), (30e3, 0.0), (25e3, 0.5), (35e3, -0.5)])
+def test_overlap_of_seed_002_from_the_references(both, want):
+    from versus.report_studies import overlap, overlap_over
+    rec = _db_record(both, 10e3, 20e3)         # sum 10 us, receive 20 us: hidden entirely at 20 us
+    v, ci, comp, comm, b = overlap(rec)
+    assert v == pytest.approx(want, abs=0.05)
+    assert ci[0] <= v <= ci[1] and ci[1] - ci[0] < 0.3
+    med, mci, n = overlap_over([rec, _db_record(both, 10e3, 20e3, seed=1), _db_record(both, 10e3, 20e3, seed=2)])
+    assert n == 3 and med == pytest.approx(want, abs=0.05) and mci[0] <= med <= mci[1]
+
+
+def test_seed_answer_rows_carry_one_of_three_verdicts():
+    from versus.report_studies import _row
+    assert _row("q", "p", "a", "agrees", "why")[3] == "agrees: why"
+    with pytest.raises(ValueError, match="not one of agrees"):
+        _row("q", "p", "a", "roughly", "why")
