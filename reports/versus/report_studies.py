@@ -268,7 +268,7 @@ def study_section(study: str, configs) -> dict:
                 "statements": ["no usable results for this study (see the runs not measured)"]
                 + _partial_note(partial)}
     out = fn(complete)
-    answer = ANSWERS[study](complete)
+    answer = ANSWERS[study](complete, partial)
     answer["notes"] = _partial_note(partial) + answer["notes"]
     return {"id": study, "title": TITLES[study], "answer": answer, **out,
             "statements": _partial_note(partial) + out["statements"]}
@@ -382,9 +382,16 @@ def _inside(x, ci) -> bool:
     return bool(np.isfinite(ci[0]) and np.isfinite(ci[1]) and ci[0] <= x <= ci[1])
 
 
-def _steps(c):
-    """Rising steps of a sweep's analysis, smallest size first."""
-    a = _analysis(c)
+def _steps(c, aligned=False):
+    """Rising steps of a sweep's analysis, smallest size first; aligned: of its sizes that are multiples
+    of 8 only (seed 003's odd sizes are spikes of their own, not protocol steps)."""
+    if aligned:
+        from .load import Run
+        r = c.pooled
+        keep = Run(r.source, r.record, [s for s in r.sizes if s.bytes % 8 == 0], r.end, r.warnings, r.config_name)
+        a = analyse_run(keep, include_invalid=_included(c))
+    else:
+        a = _analysis(c)
     return sorted([t for t in a.transitions if t.kind == "step" and t.jump_us > 0], key=lambda t: t.bytes), a
 
 
@@ -393,7 +400,14 @@ def _partial_note(partial) -> list[str]:
             "its sizes are left out of this study's answer and tables"] if partial else []
 
 
-def answer000(configs) -> dict:
+def _cut(partial) -> str | None:
+    """Why a two-box sweep is missing when its launches were cut short."""
+    cut = [c.id for c in partial if _two_boxes(c) and len(c.pooled.sizes_by_bytes()) > 1]
+    return (f"the two-box sweep ({', '.join(cut)}) was cut short (killed at its timeout or failed): a partial "
+            "curve is not used") if cut else None
+
+
+def answer000(configs, partial=()) -> dict:
     rows = []
     by_var = {c.pooled.variant: c for c in _sweeps(configs)}
     calls = {v: c for v, c in by_var.items()
@@ -463,7 +477,7 @@ def answer000(configs) -> dict:
     return _answer_table("seed000", rows)
 
 
-def answer001(configs) -> dict:
+def answer001(configs, partial=()) -> dict:
     rows = []
     same, two = _by_boxes(_single(configs))
     m = {}
@@ -518,7 +532,8 @@ def answer001(configs) -> dict:
                              "the two-box curve has no step here: the link between the boxes (the lab's, without a "
                              "rate limit) moves a segment in far less time than the study's network"))
     else:
-        rows.append(_row(q, p, "–", "not measured here", "the two-box staircase needs two nodes or the lab"))
+        rows.append(_row(q, p, "–", "not measured here", _cut(partial) or "the two-box staircase needs two nodes or "
+                         "the lab"))
     return _answer_table("seed001", rows)
 
 
@@ -581,7 +596,7 @@ def overlap_table(configs) -> dict:
                    "meaningful where both references are well above the clock (tens of µs: the large sizes)."])
 
 
-def answer002(configs) -> dict:
+def answer002(configs, partial=()) -> dict:
     rows = []
     big = {}
     for c in configs:
@@ -675,7 +690,7 @@ def _find(cfgs, prefix, two):
     return next((c for c in cfgs if c.id.split("-")[0] == prefix and _two_boxes(c) == two), None)
 
 
-def answer003(configs) -> dict:
+def answer003(configs, partial=()) -> dict:
     rows = []
     cfgs = _sweeps(configs)
     rng = _rng()
@@ -696,12 +711,12 @@ def answer003(configs) -> dict:
             rows.append(_row(q, p, "–", "not measured here", "fewer than three sizes in 200–1024 B"))
     else:
         rows.append(_row(q, p, "–", "not measured here", "needs the short runs within a node and between two"))
-    mi, me = _find(cfgs, "mid", False), _find(cfgs, "mid", True)
+    mi, me = intra, inter                     # the short sweep goes on to the mid sizes (4096 B)
     q = "Do the two curves cross (mid-size, to 4096 B)?"
     p = "yes: a cross-over, then similar slopes after about 1200 B"
     if mi and me:
         (xi, bi), (xe, be) = _median_curve(mi), _median_curve(me)
-        common = sorted(set(bi) & set(be))
+        common = sorted(b for b in set(bi) & set(be) if b >= 1024)
         d = np.array([np.median(be[b].samples_ns) - np.median(bi[b].samples_ns) for b in common]) / 1e3
         flips = [common[i + 1] for i in range(len(d) - 1) if np.sign(d[i]) != np.sign(d[i + 1])]
         if flips:
@@ -714,12 +729,12 @@ def answer003(configs) -> dict:
             rows.append(_row(q, p, ans, "differs", "on the lab the inter-node path (TCP between namespaces) costs "
                              "more at every size; Blue Waters' network beat its intra-node copy at mid sizes"))
     else:
-        rows.append(_row(q, p, "–", "not measured here", "needs the mid-size runs within a node and between two"))
+        rows.append(_row(q, p, "–", "not measured here", "needs the sweeps within a node and between two"))
     q = "Is there a jump at the rendezvous threshold (inter-node, to 16 KiB)?"
     p = "yes: a large jump at 8 KiB, different slopes before and after"
     rv = _find(cfgs, "rendezvous", True) or _find(cfgs, "rendezvous", False)
     if rv:
-        steps, _ = _steps(rv)
+        steps, _ = _steps(rv, aligned=True)
         where = "between two nodes" if _two_boxes(rv) else "within a node (no second node)"
         if steps:
             t = max(steps, key=lambda t: t.jump_us)
@@ -746,7 +761,7 @@ def answer003(configs) -> dict:
     p = "yes: \"significantly more costly (over 2 µs)\", between nodes above 8 KiB"
     said = False
     for two in (False, True):
-        c = _find(cfgs, "odd", two)
+        c = _find(cfgs, "rendezvous", two)
         if c is None:
             continue
         v, draws, n = _odd_excess(c, rng)
@@ -768,7 +783,7 @@ def answer003(configs) -> dict:
     return _answer_table("seed003", rows)
 
 
-def answer004(configs) -> dict:
+def answer004(configs, partial=()) -> dict:
     rows = []
     same, two = _by_boxes(_single(configs))
     m = {}
@@ -804,8 +819,9 @@ def answer004(configs) -> dict:
     q2 = "Steps: how high, and how much does one packet carry (two boxes)?"
     p2 = "each step 143 µs; a packet carries at most 65536 bits (8192 B)"
     if not sw:
-        rows.append(_row(q1, p1, "–", "not measured here", "the two-box sweep needs two nodes or the lab"))
-        rows.append(_row(q2, p2, "–", "not measured here", "the two-box sweep needs two nodes or the lab"))
+        why = _cut(partial) or "the two-box sweep needs two nodes or the lab"
+        rows.append(_row(q1, p1, "–", "not measured here", why))
+        rows.append(_row(q2, p2, "–", "not measured here", why))
         return _answer_table("seed004", rows)
     c = sw[0]
     by = c.pooled.sizes_by_bytes()

@@ -203,7 +203,7 @@ elif study == "seed002":
     answered(["overlap"])
     answered(["progress without library calls"])
 elif study == "seed003":
-    for cid in config_ids("odd"):
+    for cid in config_ids("rendezvous"):
         for _, sizes, _ in records(cid):
             have = {x["bytes"] for x in sizes}
             odd = [b for b in have if b % 2]
