@@ -101,3 +101,29 @@ def test_seed_answer_rows_carry_one_of_three_verdicts():
     assert _row("q", "p", "a", "agrees", "why")[3] == "agrees: why"
     with pytest.raises(ValueError, match="not one of agrees"):
         _row("q", "p", "a", "roughly", "why")
+
+
+def test_a_sweep_cut_at_its_timeout_is_named_and_not_used_in_the_answer(make_run):
+    """Seed 004: the two-box sweep's launch has no end record (killed at its timeout): the answer and
+    the tables leave it out and say why; the complete single-size trials still answer."""
+    from versus.report import Config, pool
+    from versus.report_studies import study_section
+
+    def cfg(cid, runs):
+        return Config(cid, runs, pool(runs))
+
+    one = [make_run(synth.hockney(300, 0.0), [8], count=50, seed=i, launch_id=i) for i in range(3)]
+    two = [make_run(synth.hockney(5000, 0.0), [8], count=50, seed=10 + i, launch_id=i) for i in range(3)]
+    cut = make_run(synth.hockney(5000, 0.01), list(range(4, 20000, 400)), count=20, end=False)
+    for r in two + [cut]:
+        r.record["hosts"] = ["box-a", "box-b"]
+    sec = study_section("seed004", [cfg("two-ints", one), cfg("two-ints-two-boxes", two),
+                                    cfg("packet-size-two-boxes", [cut])])
+    assert cut.status == "incomplete"
+    ans = sec["answer"]
+    assert any("packet-size-two-boxes: incomplete" in n for n in ans["notes"])
+    steps = next(r for r in ans["rows"] if r[0].startswith("Steps"))
+    assert steps[2] == "–" and steps[3].startswith("not measured here") and "cut short" in steps[3]
+    ratio = next(r for r in ans["rows"] if "20×" in r[0])
+    assert ratio[2] != "–"                       # the complete trials still answer
+    assert not any("packet-size-two-boxes" in str(row) for t in sec["tables"] for row in t["rows"])
