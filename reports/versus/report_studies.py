@@ -640,14 +640,24 @@ def answer002(configs, partial=()) -> dict:
             continue
         (cn, bn), (cp, bp) = none[0], poll[0]
         common = sorted(set(bn) & set(bp))
-        rng = _rng()
-        logs = [np.log(_boot_medians(bn[b].samples_ns, rng=rng) / _boot_medians(bp[b].samples_ns, rng=rng))
-                for b in common]
-        r = float(np.exp(np.mean([np.log(np.median(bn[b].samples_ns) / np.median(bp[b].samples_ns))
-                                  for b in common])))
-        ci = _ci(np.exp(np.mean(logs, axis=0)))
+
+        def level(c):
+            """Per launch, the geometric mean over the common sizes of the median time (µs)."""
+            out = []
+            for r in c.runs:
+                by = r.sizes_by_bytes()
+                if all(b in by for b in common):
+                    out.append(float(np.exp(np.mean([np.log(np.median(by[b].samples_ns)) for b in common]))))
+            return out
+        ln, lp = level(cn), level(cp)
+        if len(ln) > 1 and len(lp) > 1:      # the launch is the unit (Welch on the logs)
+            r, ci = _ratio_of_geo_means(ln, lp)
+        else:
+            r = float(np.exp(np.mean([np.log(np.median(bn[b].samples_ns) / np.median(bp[b].samples_ns))
+                                      for b in common])))
+            ci = [np.nan, np.nan]
         ans = (f"{lib}: time without calls over time with {_progress(cp)}: {_val(r, ci, '×')} "
-               f"(geometric mean over {common[0]}–{common[-1]} B)")
+               f"(geometric mean over {common[0]}–{common[-1]} B; {len(ln)} and {len(lp)} launches)")
         if ci[0] > 1:
             rows.append(_row(q, p, ans, "agrees", f"{lib} moves large buffers faster when called while summing: "
                              "it does not progress on its own, as the study says of MPICH/GM"))
