@@ -6,7 +6,7 @@ Config layout (docs/reports.md has the full reference):
 
     title = "..."; study = "seed000"; timeout = 300; launches = 3
     [defaults]   pattern, variants, sizes, quick_sizes, iterations, warmup, placement,
-                 launcher, launches, extra_args, env, options
+                 launcher, launches, extra_args, quick_extra_args, env, options
     [[run]]      id, transport, options = {k = v}, env = {K = V}, and any default key
     [[compare]]  a = "run id", b = "run id"
 
@@ -46,7 +46,7 @@ from .progress import Progress, _fmt_s
 
 SKIP_EXIT = 77
 RUN_KEYS = {"id", "transport", "options", "env", "pattern", "variant", "variants", "sizes",
-            "quick_sizes", "iterations", "iterations_large", "warmup", "warmup_large", "placement",
+            "quick_sizes", "quick_extra_args", "iterations", "iterations_large", "warmup", "warmup_large", "placement",
             "cpus", "launcher", "launches", "extra_args", "timeout", "np", "batch", "label",
             "nodes", "hosts", "launcher_args"}
 TOP_KEYS = {"title", "description", "study", "timeout", "launches", "defaults", "run", "compare",
@@ -267,9 +267,14 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
             raise InputError(f"{where}: launcher {launcher!r} is not one of {', '.join(vsmod.LAUNCHERS)}")
         if scale < 1 and launches > CLAIM_LAUNCHES:
             launches = max(CLAIM_LAUNCHES, math.ceil(launches * scale))
-        extra = e.get("extra_args", [])
+        # quick_extra_args replaces extra_args when repetitions are reduced, as quick_sizes does sizes (an
+        # adaptive sweep refines noise at 3 samples a size: its quick form asks for fewer sizes)
+        xkey = "quick_extra_args" if scale < 1 and "quick_extra_args" in e else "extra_args"
+        extra = e.get(xkey, [])
         if not isinstance(extra, list):
-            raise InputError(f"{where}: extra_args must be a list of strings")
+            raise InputError(f"{where}: {xkey} must be a list of strings")
+        if "quick_extra_args" in e and not isinstance(e["quick_extra_args"], list):
+            raise InputError(f"{where}: quick_extra_args must be a list of strings")
         launcher_args = e.get("launcher_args", [])
         if not isinstance(launcher_args, list):
             raise InputError(f"{where}: launcher_args must be a list of strings (e.g. [\"--mca\", \"btl\", \"self,tcp\"])")
@@ -302,7 +307,7 @@ def load_campaign(path: str | Path, scale: float = 1.0) -> Campaign:
             want = ('a list of variant names, e.g. variants = ["blocking", "nonblocking"]' if which == "variants"
                     else 'a name, e.g. variant = "blocking"')
             raise InputError(f"{where}: {which} must be {want} (got {_show(e[which])})")
-        for k, v in (("extra_args", extra), ("launcher_args", launcher_args)):
+        for k, v in ((xkey, extra), ("launcher_args", launcher_args)):
             if not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in v):
                 raise InputError(f"{where}: {k} must be a list of strings")
         sizes = str(e.get("quick_sizes") if scale < 1 and e.get("quick_sizes") else e.get("sizes", "0:4M"))

@@ -45,3 +45,20 @@ def test_quick_keeps_three_launches_and_an_explicit_count_is_kept(tmp_path):
         {"a": 3, "b-blocking": 3, "b-nonblocking": 3, "c": 3}
     one = plan(tmp_path, 'launches = 1\n' + CONFIG.replace('launches = 5', 'launches = 2'))
     assert [r.id for r in one.runs] == ["a", "b-blocking", "b-nonblocking", "c.L0", "c.L1"]
+
+
+def test_quick_extra_args_replace_extra_args_only_when_reduced(tmp_path):
+    text = CONFIG.replace('id = "a"\n', 'id = "a"\nextra_args = ["--adaptive", "--adaptive-max-sizes", "500"]\n'
+                          'quick_extra_args = ["--adaptive", "--adaptive-max-sizes", "60"]\n')
+    full = {r.config_id: r.extra_args for r in plan(tmp_path, text).runs}
+    quick = {r.config_id: r.extra_args for r in plan(tmp_path, text, scale=0.05).runs}
+    assert full["a"] == ["--adaptive", "--adaptive-max-sizes", "500"]
+    assert quick["a"] == ["--adaptive", "--adaptive-max-sizes", "60"]
+    assert full["c"] == quick["c"] == []
+
+
+def test_quick_extra_args_must_be_a_list(tmp_path):
+    import pytest
+    from versus.load import InputError
+    with pytest.raises(InputError, match="quick_extra_args must be a list"):
+        plan(tmp_path, CONFIG.replace('id = "a"\n', 'id = "a"\nquick_extra_args = "--adaptive"\n'))

@@ -76,3 +76,54 @@ def test_control_limits_are_percentiles_of_the_samples(make_run):
         assert row["mean_us"] == pytest.approx(x.mean())
         assert (row["lcl_us"], row["ucl_us"]) == pytest.approx((x[1], x[-2]))   # k = floor(800 * 0.00135) = 1
         assert row["outside"] == int(((x < row["lcl_us"]) | (x > row["ucl_us"])).sum())
+
+
+def _db_record(both_ns, comp_ns, comm_ns, n=20, seed=0):
+    from versus.load import SizeRecord
+    rng = np.random.default_rng(seed)
+    jitter = lambda v: (v * (1 + 0.01 * rng.standard_normal(n))).astype(np.int64)   # noqa: E731
+    return SizeRecord(65536, jitter(both_ns), extra={"compute_ns": jitter(comp_ns), "comm_ns": jitter(comm_ns)})
+
+
+@pytest.mark.parametrize("both, want", [(20e3, 1.0), (30e3, 0.0), (25e3, 0.5), (35e3, -0.5)])
+def test_overlap_of_seed_002_from_the_references(both, want):
+    from versus.report_studies import overlap, overlap_over
+    rec = _db_record(both, 10e3, 20e3)         # sum 10 us, receive 20 us: hidden entirely at 20 us
+    v, ci, comp, comm, b = overlap(rec)
+    assert v == pytest.approx(want, abs=0.05)
+    assert ci[0] <= v <= ci[1] and ci[1] - ci[0] < 0.3
+    med, mci, n = overlap_over([rec, _db_record(both, 10e3, 20e3, seed=1), _db_record(both, 10e3, 20e3, seed=2)])
+    assert n == 3 and med == pytest.approx(want, abs=0.05) and mci[0] <= med <= mci[1]
+
+
+def test_seed_answer_rows_carry_one_of_three_verdicts():
+    from versus.report_studies import _row
+    assert _row("q", "p", "a", "agrees", "why")[3] == "agrees: why"
+    with pytest.raises(ValueError, match="not one of agrees"):
+        _row("q", "p", "a", "roughly", "why")
+
+
+def test_a_sweep_cut_at_its_timeout_is_named_and_not_used_in_the_answer(make_run):
+    """Seed 004: the two-box sweep's launch has no end record (killed at its timeout): the answer and
+    the tables leave it out and say why; the complete single-size trials still answer."""
+    from versus.report import Config, pool
+    from versus.report_studies import study_section
+
+    def cfg(cid, runs):
+        return Config(cid, runs, pool(runs))
+
+    one = [make_run(synth.hockney(300, 0.0), [8], count=50, seed=i, launch_id=i) for i in range(3)]
+    two = [make_run(synth.hockney(5000, 0.0), [8], count=50, seed=10 + i, launch_id=i) for i in range(3)]
+    cut = make_run(synth.hockney(5000, 0.01), list(range(4, 20000, 400)), count=20, end=False)
+    for r in two + [cut]:
+        r.record["hosts"] = ["box-a", "box-b"]
+    sec = study_section("seed004", [cfg("two-ints", one), cfg("two-ints-two-boxes", two),
+                                    cfg("packet-size-two-boxes", [cut])])
+    assert cut.status == "incomplete"
+    ans = sec["answer"]
+    assert any("packet-size-two-boxes: incomplete" in n for n in ans["notes"])
+    steps = next(r for r in ans["rows"] if r[0].startswith("Steps"))
+    assert steps[2] == "–" and steps[3].startswith("not measured here") and "cut short" in steps[3]
+    ratio = next(r for r in ans["rows"] if "20×" in r[0])
+    assert ratio[2] != "–"                       # the complete trials still answer
+    assert not any("packet-size-two-boxes" in str(row) for t in sec["tables"] for row in t["rows"])
