@@ -87,6 +87,9 @@ FACTORS = [("transport", lambda c: c.transport),
            ("library environment", lambda c: _kv({k: v for k, v in (c.pooled.record.get("env") or {}).items()
                                                    if not k.startswith("VERSUS_")})),
            ("pattern", lambda c: c.pooled.pattern), ("variant", lambda c: c.pooled.variant or "–"),
+           # the pattern's own parameters: the double buffer's progress mode (library calls while
+           # summing or none), a stream's window, ...
+           ("pattern parameters", lambda c: _kv(c.pooled.record.get("pattern_params"))),
            ("sizes", lambda c: (c.pooled.record.get("schedule") or {}).get("spec", "?")),
            ("iterations", lambda c: _iterations(c.pooled.record)),
            ("placement", lambda c: (c.pooled.record.get("placement") or {}).get("policy", "?")),
