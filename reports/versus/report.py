@@ -219,7 +219,7 @@ def summary_row(c: Config, floor: Config | None) -> dict:
 
 
 SUMMARY_COLUMNS = [
-    {"key": "config", "title": "configuration", "fmt": "text", "width": 0.11},
+    {"key": "config", "title": "configuration", "fmt": "text", "width": 0.13},
     {"key": "provider", "title": "provider", "fmt": "text", "width": 0.09},
     {"key": "latency", "title": "{time} µs at the smallest size [95 % CI]", "fmt": "us_ci", "width": 0.09},
     {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
@@ -227,11 +227,11 @@ SUMMARY_COLUMNS = [
     {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.1},
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
     {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, or the peak a burst the largest sizes do not sustain)",
-     "fmt": "times", "width": 0.06},
-    {"key": "floor_latency_x", "title": "{time} ÷ shm floor", "fmt": "times", "width": 0.05},
+     "fmt": "times", "width": 0.07},
+    {"key": "floor_latency_x", "title": "{time} ÷ shm floor", "fmt": "times", "width": 0.06},
     {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
-    {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.05},
-    {"key": "status", "title": "status", "fmt": "text", "width": 0.04},
+    {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.065},
+    {"key": "status", "title": "status", "fmt": "text", "width": 0.05},
 ]
 
 
@@ -262,6 +262,21 @@ def detail_table(c: Config) -> dict:
                   if s.get("valid") is False]
     return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (times are the {what})",
             "columns": [{"title": t, "fmt": f} for _, t, f in cols], "rows": rows, "notes": notes}
+
+
+def spread_table(c: Config, spread: list[dict]) -> dict | None:
+    """Per size, the launch medians' spread beside the spread within launches (compare.launch_spread)."""
+    if not spread:
+        return None
+    rows = [[r["bytes"], r["launches"], r["median_of_medians_us"], r["between_launch_sd_us"],
+             r["within_launch_sd_us"], r["within_launch_median_se_us"]] for r in spread]
+    return {"id": f"spread-{c.id}", "caption": f"{c.id}: launch-to-launch spread",
+            "columns": [{"title": "size", "fmt": "bytes"}, {"title": "launches", "fmt": "int"},
+                        {"title": "median of launch medians µs", "fmt": "us"},
+                        {"title": "sd between launch medians µs", "fmt": "us"},
+                        {"title": "sd within launches µs", "fmt": "us"},
+                        {"title": "se of a launch median µs", "fmt": "us"}], "rows": rows,
+            "notes": ["Between-launch sd well above the standard error of a launch median: the launches differ."]}
 
 
 def regime_table(c: Config) -> dict | None:
@@ -387,7 +402,9 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             r["n_transitions"] = len(r["transitions"])
             rows.append(r)
         gname = plots.safe_name(f"{key[0]}-{key[1]}".strip("-") or "runs")
-        series = [{"label": c.id, "sizes": c.sizes} for c in members if c.sizes]
+        series = [{"label": c.id, "sizes": c.sizes,
+                   "keep": [t.bytes for t in c.analysis.transitions] if c.analysis else []}
+                  for c in members if c.sizes]
         fl = next((s for s in series if floor is not None and s["label"] == floor.id), None)
         meaning = run_meaning(members[0].pooled)
         cols = summary_columns(meaning.short_label)
@@ -414,7 +431,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                          "staircases": [staircase_sentence(sc.to_dict()) for sc in c.analysis.staircases]
                          if c.analysis else [],
                          "left_out": (c.analysis.left_out or {}).get("text") if c.analysis else None,
-                         "spread": launch_spread(c.runs) if len(c.runs) > 1 else [],
+                         "spread": (spread := launch_spread(c.runs) if len(c.runs) > 1 else []),
+                         "spread_table": spread_table(c, spread),
                          "speed_classes": (speed_classes(c.runs) or {}).get("text"),
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
@@ -445,12 +463,12 @@ def _software() -> list[list[str]]:
             ["Matplotlib", matplotlib.__version__]]
 
 
-def write_samples_csv(runs: list[Run], entries: dict[str, dict], path: Path,
-                      parquet: Path | None = None) -> int:
-    """samples.csv (and samples.parquet): every raw sample, a row each (export.py)."""
+def write_samples_files(runs: list[Run], entries: dict[str, dict], parquet: Path,
+                        csv: Path | None = None) -> int:
+    """samples.parquet (and samples.csv when asked): every raw sample, a row each (export.py)."""
     from .export import write_samples
     configs = [(entries.get(str(Path(r.source).resolve())) or {}).get("config_id") or _default_id(r) for r in runs]
-    return write_samples(runs, configs, path, parquet)
+    return write_samples(runs, configs, parquet, csv)
 
 
 # which measured transports an imported tool's figures are set beside
@@ -527,7 +545,9 @@ def history_section(db: str | None, pdf_dir: Path | None) -> list[dict]:
 
 def render_report(paths: list[str], out: Path, study: str | None = None,
                   pairs: list[dict] | None = None, title: str | None = None,
-                  include_invalid: bool = False, history: str | None = None) -> dict:
+                  include_invalid: bool = False, history: str | None = None, csv: bool = False) -> dict:
+    """Write DIR/index.html, report.tex, appendix.tex, their PDF figures and samples.parquet
+    (and samples.csv when csv is true)."""
     from .render import html_env, latex_env
     runs, entries, manifests = collect(paths)
     imported = [r for r in runs if r.imported is not None]
@@ -550,14 +570,17 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
     kept = "; the previous report there is left as it was"
     samples = None
     try:
-        samples = beside(write_samples_csv, runs, entries, stage / "samples.csv", stage / "samples.parquet")
+        samples = beside(write_samples_files, runs, entries, stage / "samples.parquet",
+                         stage / "samples.csv" if csv else None)
         model = build_model(runs, entries, manifests, stage, study, pairs, title, include_invalid)
         model["native"] = native_section(runs, imported, stage)
         model["history"] = history_section(history, stage)
         html = html_env().get_template("report.html.j2").render(m=model)
         (stage / "index.html").write_text(html, encoding="utf-8")
-        tex = latex_env().get_template("report.tex.j2").render(m=model)
-        (stage / "report.tex").write_text(tex, encoding="utf-8")
+        latex = latex_env()
+        for name in ("report", "appendix"):
+            tex = latex.get_template(f"{name}.tex.j2").render(m=model)
+            (stage / f"{name}.tex").write_text(tex, encoding="utf-8")
         wait, samples = samples, None
         try:
             model["samples"] = wait()
@@ -645,15 +668,15 @@ def cmd_report(args) -> int:
             raise InputError(f"--compare {p!r}: expected A_ID,B_ID")
         pairs.append({"a": a, "b": b})
     model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
-                          args.include_invalid, args.history)
+                          args.include_invalid, args.history, args.csv)
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
-          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/samples.csv and "
-          f"samples.parquet ({model['samples']} samples)", file=sys.stderr)
+          f"{args.output}/index.html, {args.output}/report.tex, {args.output}/appendix.tex and "
+          f"samples.parquet{' and samples.csv' if args.csv else ''} ({model['samples']} samples)", file=sys.stderr)
     return 0
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="render the HTML and LaTeX report and the samples as CSV and Parquet")
+    p = sub.add_parser("report", help="render the HTML and LaTeX report and the raw samples as Parquet")
     p.add_argument("results", nargs="+", metavar="RESULTS", help="result files or campaign result directories")
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--study", help="show this seed study's section (seed000 ... seed004)")
@@ -665,6 +688,9 @@ def add_parser(sub) -> None:
     p.add_argument("--include-invalid", action="store_true",
                    help="keep sizes whose payload check failed in fits and comparisons "
                         "(default: shown, marked, left out)")
+    p.add_argument("--csv", action="store_true",
+                   help="also write the raw samples as DIR/samples.csv (default: samples.parquet only; the CSV "
+                        "of ten million samples is about 1.4 GB, the Parquet file about 30 MB)")
     p.set_defaults(func=cmd_report)
 
 

@@ -89,5 +89,7 @@ def test_the_report_marks_invalid_sizes_in_html_and_latex(tmp_path):
     assert any("payload check failed" in n for n in cmp["notes"])
     html = (out / "index.html").read_text(encoding="utf-8")
     tex = (out / "report.tex").read_text(encoding="utf-8")
-    for doc in (html, tex):
+    appendix = (out / "appendix.tex").read_text(encoding="utf-8")     # the per-size tables
+    for doc in (html, appendix):
         assert "FAILED" in doc and "left out of fits" in doc
+    assert "left out of fits" in tex
