@@ -125,7 +125,8 @@ def thin(x, y, keep=()) -> np.ndarray:
     """Indices of the points of a series (x ascending, all > 0) to draw: all of them up to
     MAX_POINTS; beyond, MAX_POINTS evenly spaced on log x, the first and last, the two on each
     side of every size in `keep` (the transitions), and every point whose y lies more than
-    KINK_PCT % off the straight line (log-log) through the points chosen before it."""
+    KINK_PCT % off the straight line (log-log) through the points drawn, with its neighbours
+    (repeated until none is off)."""
     x = np.asarray(x, dtype=float)
     n = x.size
     if n <= MAX_POINTS:
@@ -140,12 +141,18 @@ def thin(x, y, keep=()) -> np.ndarray:
         pick[max(i - 2, 0):min(i + 2, n)] = True
     yv = np.asarray(y, dtype=float)
     ok = np.isfinite(yv) & (yv > 0)
-    if ok.any():
-        ly = np.where(ok, np.log(np.where(ok, yv, 1.0)), np.nan)
+    ly = np.log(np.where(ok, yv, 1.0))
+    for _ in range(12):     # a point added moves the line beside it: until none is off (a few rounds)
         base = pick & ok
-        if base.sum() >= 2:
-            line = np.interp(lx, lx[base], ly[base])
-            pick |= ok & (np.abs(ly - line) > math.log1p(KINK_PCT / 100))
+        if base.sum() < 2:
+            break
+        off = ok & ~pick & (np.abs(ly - np.interp(lx, lx[base], ly[base])) > math.log1p(KINK_PCT / 100))
+        if not off.any():
+            break
+        i = np.flatnonzero(off)
+        pick[i] = True
+        pick[np.clip(i - 1, 0, n - 1)] = True     # with its neighbours: the lines to it pass no point
+        pick[np.clip(i + 1, 0, n - 1)] = True
     return np.flatnonzero(pick)
 
 

@@ -146,6 +146,7 @@ def _latex_finalize(v):
 
 
 LONG_TABLE_ROWS = 40     # a table longer than this goes to appendix.tex; the report names it
+SETTINGS_IN_BODY = 4     # each configuration's settings (about 16 rows each) in the body up to this many
 AUTO_WIDTH_COLUMNS = 6   # a table of more columns than this, or with an interval column, wraps its cells
 # a column's share of the line, relative, by what it holds (a value with its interval takes most)
 _WEIGHT = {"text": 1.4, "limits": 1.6, "bytes": 0.8, "int": 0.6, "p": 0.7}
@@ -193,6 +194,7 @@ def latex_env() -> jinja2.Environment:
     env.filters["colspec"] = colspec
     env.tests["longer_than"] = lambda v, n: len(v) > n
     env.globals["LONG_TABLE_ROWS"] = LONG_TABLE_ROWS
+    env.globals["SETTINGS_IN_BODY"] = SETTINGS_IN_BODY
     return env
 
 

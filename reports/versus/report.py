@@ -15,6 +15,7 @@ import datetime as _dt
 import multiprocessing
 import json
 import math
+import os
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -220,11 +221,11 @@ def summary_row(c: Config, floor: Config | None) -> dict:
 
 SUMMARY_COLUMNS = [
     {"key": "config", "title": "configuration", "fmt": "text", "width": 0.13},
-    {"key": "provider", "title": "provider", "fmt": "text", "width": 0.09},
+    {"key": "provider", "title": "provider", "fmt": "text", "width": 0.11},
     {"key": "latency", "title": "{time} µs at the smallest size [95 % CI]", "fmt": "us_ci", "width": 0.09},
     {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
-    {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.1},
-    {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.1},
+    {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.09},
+    {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.09},
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
     {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, or the peak a burst the largest sizes do not sustain)",
      "fmt": "times", "width": 0.07},
@@ -338,41 +339,92 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
                       "rows": rows, "notes": notes}}
 
 
+_FORK_WORK = None
+
+
+def _fork_call(i: int):
+    return _FORK_WORK(i)
+
+
+def fork_map(fn, n: int) -> list:
+    """[fn(0), ..., fn(n - 1)] computed on the machine's cores: forked workers that see the
+    caller's data copy-on-write (nothing is sent to them but the index) and send back fn's
+    result; in this process where there is no fork, one core, or one item.  fn must not depend
+    on the order of the calls (each analysis and comparison seeds its own generator)."""
+    global _FORK_WORK
+    workers = min(os.cpu_count() or 1, n)
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        workers = 1
+    if workers < 2:
+        return [fn(i) for i in range(n)]
+    _FORK_WORK = fn
+    try:
+        with ctx.Pool(workers) as pool:
+            return pool.map(_fork_call, range(n), chunksize=1)
+    finally:
+        _FORK_WORK = None
+
+
+def _analyse(c: Config, include_invalid: bool):
+    """A configuration's analysis made in a worker: sent back without its run (the samples),
+    which the caller puts back."""
+    a = analyse_run(c.pooled, include_invalid=include_invalid) if c.pooled.sizes else None
+    if a is not None:
+        a.to_dict()
+        a.run = None
+    return a
+
+
 def group_comparisons(configs: list[Config], pairs: list[dict], include_invalid: bool = False) -> list[dict]:
+    """The group's comparisons (comparison_jobs), made on the machine's cores (fork_map)."""
+    jobs, only_with_statements = comparison_jobs(configs, pairs)
+    out = fork_map(lambda i: comparison_doc(*jobs[i], include_invalid), len(jobs))
+    return [c for c in out if c and c["statements"]] if only_with_statements else out
+
+
+def comparison_jobs(configs: list[Config], pairs: list[dict]) -> tuple[list[tuple], bool]:
+    """The comparisons of one group, as (A, B, why): those asked for, then each library
+    configuration against the fastest; and whether only those with statements are kept."""
     out = []
     by_id = {c.id: c for c in configs}
     for p in pairs:
         a, b = by_id.get(p["a"]), by_id.get(p["b"])
         if a and b and a.group == b.group and a.sizes and b.sizes:
-            out.append(comparison_doc(a, b, "asked for in the campaign", include_invalid))
+            out.append((a, b, "asked for in the campaign"))
     if len(configs) < 2:
-        return out
+        return out, False
     libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes]
     what = "library configuration"
     if len(libs) < 2:
         libs, what = [c for c in configs if c.sizes], "configuration"
     if len(libs) < 2:
-        return out
+        return out, False
     common = set.intersection(*({s["bytes"] for s in _usable(c)} for c in libs))
     if not common:
-        return [c for c in out if c and c["statements"]]
+        return out, True
     fastest = min(libs, key=lambda c: _geo_mean_median(c, common))
     for c in libs:
         if c is not fastest:
-            out.append(comparison_doc(c, fastest, f"against the fastest {what} "
-                                      "(lowest geometric mean of medians over common sizes)", include_invalid))
-    return [c for c in out if c and c["statements"]]
+            out.append((c, fastest, f"against the fastest {what} "
+                        "(lowest geometric mean of medians over common sizes)"))
+    return out, True
 
 
 def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict],
                 pdf_dir: Path | None, study: str | None = None, pairs: list[dict] | None = None,
                 title: str | None = None, include_invalid: bool = False) -> dict:
+    import scipy.stats  # noqa: F401  imported once here, not in each worker fork_map starts
+
     from . import plots
     if not runs:
         raise InputError("no runs to report on")
     configs = group_configs(runs, entries)
-    for c in configs:
-        c.analysis = analyse_run(c.pooled, include_invalid=include_invalid) if c.pooled.sizes else None
+    for c, a in zip(configs, fork_map(lambda i: _analyse(configs[i], include_invalid), len(configs))):
+        if a is not None:
+            a.run = c.pooled
+        c.analysis = a
         c.sizes = [size_dict(s) for s in c.analysis.sizes] if c.analysis else []
     study = study or next((m.get("study") for m in manifests if m.get("study")), None)
     by_id = {c.id: c for c in configs}
@@ -548,7 +600,7 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
                   include_invalid: bool = False, history: str | None = None, csv: bool = False) -> dict:
     """Write DIR/index.html, report.tex, appendix.tex, their PDF figures and samples.parquet
     (and samples.csv when csv is true)."""
-    from .render import html_env, latex_env
+    from .render import latex_env
     runs, entries, manifests = collect(paths)
     imported = [r for r in runs if r.imported is not None]
     runs = [r for r in runs if r.imported is None]
@@ -568,24 +620,26 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
     except OSError as ex:
         raise InputError(f"report directory {out}: cannot write in it ({ex.strerror or ex})") from None
     kept = "; the previous report there is left as it was"
-    samples = None
+    pending = []        # work beside this process, waited for before its folder goes
     try:
         samples = beside(write_samples_files, runs, entries, stage / "samples.parquet",
                          stage / "samples.csv" if csv else None)
+        pending.append(samples)
         model = build_model(runs, entries, manifests, stage, study, pairs, title, include_invalid)
         model["native"] = native_section(runs, imported, stage)
         model["history"] = history_section(history, stage)
-        html = html_env().get_template("report.html.j2").render(m=model)
-        (stage / "index.html").write_text(html, encoding="utf-8")
+        # the page is rendered beside the LaTeX documents (on the other core)
+        pending.append(beside(_write_html, model, stage / "index.html", what="rendering the HTML page"))
         latex = latex_env()
         for name in ("report", "appendix"):
             tex = latex.get_template(f"{name}.tex.j2").render(m=model)
             (stage / f"{name}.tex").write_text(tex, encoding="utf-8")
-        wait, samples = samples, None
-        try:
-            model["samples"] = wait()
-        except InputError as ex:
-            raise InputError(f"report directory {out}: {ex}{kept}") from None
+        while pending:
+            try:
+                value = pending.pop()()
+            except InputError as ex:
+                raise InputError(f"report directory {out}: {ex}{kept}") from None
+        model["samples"] = value
         _publish(stage, out)
     except Exception as ex:
         # a write that failed (a full disk), also when a library's clean-up after it raised
@@ -598,13 +652,18 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
         raise InputError(f"report directory {out}: cannot write the report ({cause.strerror or cause}){kept}") \
             from None
     finally:
-        if samples is not None:         # the writer beside ends before its folder goes
+        for wait in pending:            # the work beside ends before its folder goes
             try:
-                samples()
+                wait()
             except InputError:
                 pass
         shutil.rmtree(stage, ignore_errors=True)
     return model
+
+
+def _write_html(model: dict, path: Path) -> None:
+    from .render import html_env
+    path.write_text(html_env().get_template("report.html.j2").render(m=model), encoding="utf-8")
 
 
 def _publish(stage: Path, out: Path) -> None:
@@ -624,11 +683,12 @@ def _publish(stage: Path, out: Path) -> None:
         os.replace(f, target)
 
 
-def beside(fn, *args):
+def beside(fn, *args, what: str = "writing the samples"):
     """Start fn(*args) beside the caller; returns a function that waits for its result.
-    The raw-sample export only reads the runs: where there is fork it runs in a child
-    process that shares them copy-on-write (nothing is copied, and neither side waits
-    for the other's interpreter lock), else in a thread."""
+    The raw-sample export and the HTML page only read the runs and the model: where there is
+    fork they run in a child process that shares them copy-on-write (nothing is copied, and
+    neither side waits for the other's interpreter lock), else in a thread.  `what` names
+    the work in the error a failure becomes."""
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:
@@ -655,7 +715,7 @@ def beside(fn, *args):
             status, value = "error", f"the export process ended with exit code {proc.exitcode}"
         proc.join()
         if status != "ok":
-            raise InputError(f"writing the samples failed: {value}")
+            raise InputError(f"{what} failed: {value}")
         return value
     return result
 

@@ -1,5 +1,5 @@
 """The HTML report of the example results loads in headless Chromium: the
-summary, detail and methods tables and the inline SVG plots are in the DOM,
+summary, detail and methods tables and a place for each figure are in the DOM,
 it fetches nothing from the network, and a screenshot is taken."""
 import os
 import re
@@ -22,8 +22,11 @@ rows = re.findall(r"<tr>", dom.split('id="summary-pingpong-blocking"')[1].split(
 check(len(rows) == 4, f"summary table: a header and one row per configuration (3), got {len(rows) - 1}")
 for cfg in ("shm", "tcp-poll", "ucx-tcp"):
     check(f">{cfg}<" in dom, f"configuration {cfg} is named in the tables")
-check(dom.count("<svg") >= 2 + 3, "latency and bandwidth plots plus one detail plot per configuration are inline SVG")
-check("one-way latency, median" in dom, "the latency plot's axis label is text in the DOM")
+for kind in ("latency", "bandwidth"):
+    check(f'id="fig-pingpong-blocking-{kind}"' in dom, f"the {kind} figure has its place in the DOM")
+    check(f"pingpong blocking: {kind}, median with 95 % CI bands" in dom, f"... with its caption")
+    check(os.path.exists(os.path.join(out, f"fig-pingpong-blocking-{kind}.pdf")),
+          f"... and its PDF figure is beside report.tex")
 check('id="methods"' in dom and "CLOCK_MONOTONIC" in dom, "the methods section lists the timer")
 check("UCX_TLS=tcp" in dom, "the methods section lists the library environment")
 check("Floor: <strong>shm</strong>" in dom, "the shm run is named as the floor")
