@@ -9,7 +9,8 @@ configuration, written by report_10m.write_results):
 
 Each shape's report is timed --repeat times as a child process, end to end (load, statistics,
 fits, comparisons, figures, HTML, LaTeX, samples.parquet); the median wall time is judged
-against the target.  The host is shared: quote the medians and their ratios, never one run.
+against the target.  The host is shared: quote the medians and their ratios, never one run;
+the CPU time of the report's processes, printed beside, depends less on what else runs.
 Exits 1 when a target is missed.
 
 usage: .venv/bin/python bench/report_scale.py [--shapes 20x1111,100x222] [--repeat 3] [--csv]
@@ -17,6 +18,7 @@ usage: .venv/bin/python bench/report_scale.py [--shapes 20x1111,100x222] [--repe
 """
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -63,12 +65,15 @@ def main() -> int:
             print(f"{nconf} configurations x {a.sizes} sizes x {samples} samples = {total:,} samples, "
                   f"written in {time.monotonic() - t0:.1f} s; load average {loadavg()}", flush=True)
             cmd = [sys.executable, "-m", "versus", "report", res, "-o", out] + (["--csv"] if a.csv else [])
-            walls = []
+            walls, cpus = [], []
             for _ in range(max(a.repeat, 1)):
                 shutil.rmtree(out, ignore_errors=True)
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.monotonic()
                 p = subprocess.run(cmd, env=env, capture_output=True, text=True)
                 walls.append(time.monotonic() - t0)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
                 if p.returncode != 0:
                     print(p.stderr[-3000:], file=sys.stderr)
                     return 1
@@ -82,6 +87,10 @@ def main() -> int:
             print(f"  versus report: median {wall:.1f} s of {', '.join(f'{w:.1f}' for w in walls)} "
                   f"({wall / nconf * 1e3:.0f} ms per configuration); target {target:g} s "
                   f"{'met' if met else 'missed'}; load average {loadavg()}")
+            # the CPU time of the report and its workers: what the wall time would be on idle cores
+            # is about this over the cores it keeps busy (2 here), whatever else the host runs
+            print(f"  CPU time (user + system, all processes of the report): median "
+                  f"{float(np.median(cpus)):.1f} s of {', '.join(f'{c:.1f}' for c in cpus)}")
             print(f"  wrote {du(out) / 1e6:.1f} MB: {sizes}; {figs} PDF figures", flush=True)
     finally:
         if not a.keep:

@@ -90,7 +90,11 @@ class LogTicks(Locator):
 
 
 def _y_tick(v, _pos=None) -> str:
-    return f"{v:.3g}"
+    """Three significant figures, never in exponent form (1000, 0.0012)."""
+    text = f"{v:.3g}"
+    if "e" in text:
+        text = f"{v:.0f}" if abs(v) >= 1 else f"{v:.8f}".rstrip("0")
+    return text
 
 
 def log_axes(ax) -> None:

@@ -195,6 +195,8 @@ def latex_env() -> jinja2.Environment:
     env.tests["longer_than"] = lambda v, n: len(v) > n
     env.globals["LONG_TABLE_ROWS"] = LONG_TABLE_ROWS
     env.globals["SETTINGS_IN_BODY"] = SETTINGS_IN_BODY
+    from .report import DETAIL_FIGURES_UP_TO
+    env.globals["DETAIL_FIGURES_UP_TO"] = DETAIL_FIGURES_UP_TO
     return env
 
 

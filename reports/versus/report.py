@@ -38,6 +38,9 @@ from .render import CONTROL_LIMITS_NOTE, ci_cell
 from .units import run_meaning
 
 REFERENCE_TRANSPORTS = ("shm", "tcp")
+# each configuration's own figure (in appendix.tex) up to this many configurations: a figure costs
+# about 0.2 s, which a 100-configuration report does not spend
+DETAIL_FIGURES_UP_TO = 8
 MANIFEST = "campaign.json"
 
 
@@ -489,7 +492,9 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
                                                    [t.to_dict() for t in c.analysis.transitions]
-                                                   if c.analysis else [], None, meaning.short_label)
+                                                   if c.analysis else [],
+                                                   pdf_dir if len(configs) <= DETAIL_FIGURES_UP_TO else None,
+                                                   meaning.short_label)
                          if c.sizes else None}
                         for i, c in enumerate(members)],
         })

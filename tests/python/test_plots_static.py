@@ -7,7 +7,8 @@ import pytest
 from versus import plots
 
 
-@pytest.mark.parametrize("lo,hi", [(1.2, 1.9), (0.31, 0.45), (3.0, 40.0), (0.5, 900.0), (12.0, 12.5)])
+@pytest.mark.parametrize("lo,hi", [(1.2, 1.9), (0.31, 0.45), (3.0, 40.0), (0.5, 900.0), (12.0, 12.5),
+                                   (0.0004, 2e5)])
 def test_log_y_axis_has_three_labelled_ticks(lo, hi):
     fig, ax = plots.plt.subplots()
     ax.plot([8, 64, 1024], [lo, (lo * hi) ** 0.5, hi])
@@ -19,6 +20,7 @@ def test_log_y_axis_has_three_labelled_ticks(lo, hi):
     plots.plt.close(fig)
     assert len(shown) >= 3, (lo, hi, shown)
     assert len(set(shown)) == len(shown), shown     # distinct labels
+    assert not any("e+" in t or "e-" in t for t in shown), shown    # plain numbers, no exponent form
 
 
 def test_thin_keeps_transitions_and_kinks():

@@ -29,6 +29,10 @@ check("per-size statistics" in appendix and "fitted regimes" in appendix,
 wide = overfull(out, "appendix")
 check(max(wide, default=0) <= MARGIN_PT, f"nor in appendix.tex (overfull boxes: {wide})")
 check("appendix.tex" in text, "the report names its appendix")
+with open(os.path.join(out, "appendix.tex"), encoding="utf-8") as f:
+    details = re.findall(r"\\includegraphics\[[^]]*\]\{(fig-detail-[^}]+)\}", f.read())
+check(len(details) == 3 and all(os.path.exists(os.path.join(out, d)) for d in details),
+      f"the appendix shows each configuration's own figure (3 configurations: {details})")
 
 # The same summary figures as the analysis computes them, formatted the same way.
 from versus.render import fmt_value  # noqa: E402
