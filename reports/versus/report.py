@@ -362,6 +362,8 @@ def fork_map(fn, n: int) -> list:
         ctx = multiprocessing.get_context("fork")
     except ValueError:
         workers = 1
+    if multiprocessing.current_process().daemon:    # a daemon may not start processes
+        workers = 1
     if workers < 2:
         return [fn(i) for i in range(n)]
     _FORK_WORK = fn
