@@ -1,5 +1,5 @@
 """Plain-data export: JSON that never holds NaN, infinities or numpy types, and
-every raw sample as one table (samples.csv, samples.parquet)."""
+every raw sample as one table (samples.parquet; samples.csv on request)."""
 from __future__ import annotations
 
 import json
@@ -63,31 +63,37 @@ def _sample_table(run, config: str, source: str):
     return pa.table({c: cols[c] for c in SAMPLE_COLUMNS})       # the documented order, one list of names
 
 
-def write_samples(runs: list, configs: list[str], csv_path, parquet_path=None) -> int:
-    """Every raw sample of `runs` (configs[i] names run i's configuration) to a CSV
-    file and, when parquet_path is given, a Parquet file (one row group per run).
+def write_samples(runs: list, configs: list[str], parquet_path, csv_path=None) -> int:
+    """Every raw sample of `runs` (configs[i] names run i's configuration) to a Parquet file
+    (zstd, one row group per run) and, when csv_path is given, a CSV file of the same rows.
     Returns the number of samples written."""
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
     from pathlib import Path
     total = 0
     pw = cw = None
+    schema = None
     try:
         for run, config in zip(runs, configs):
             tab = _sample_table(run, config, Path(run.source).name)
             total += tab.num_rows
-            if cw is None:      # the label columns stay dictionary-encoded: written without a copy
-                cw = pacsv.CSVWriter(str(csv_path), tab.schema,
-                                     write_options=pacsv.WriteOptions(quoting_style="needed"))
-            cw.write_table(tab)
-            if parquet_path is not None:
-                if pw is None:
-                    pw = pq.ParquetWriter(str(parquet_path), tab.schema, compression="zstd")
-                pw.write_table(tab)
+            schema = tab.schema
+            if pw is None:      # the label columns stay dictionary-encoded: written without a copy
+                pw = pq.ParquetWriter(str(parquet_path), tab.schema, compression="zstd")
+            pw.write_table(tab)
+            if csv_path is not None:
+                if cw is None:
+                    cw = pacsv.CSVWriter(str(csv_path), tab.schema,
+                                         write_options=pacsv.WriteOptions(quoting_style="needed"))
+                cw.write_table(tab)
     finally:
         for w in (cw, pw):
             if w is not None:
                 w.close()
-    if cw is None:              # no runs: the header alone
-        Path(csv_path).write_text(",".join(f'"{c}"' for c in SAMPLE_COLUMNS) + "\n", encoding="utf-8")
+    if schema is None:          # no runs: the columns alone
+        import pyarrow as pa
+        empty = pa.table({c: pa.array([], pa.string()) for c in SAMPLE_COLUMNS})
+        pq.write_table(empty, str(parquet_path), compression="zstd")
+        if csv_path is not None:
+            Path(csv_path).write_text(",".join(f'"{c}"' for c in SAMPLE_COLUMNS) + "\n", encoding="utf-8")
     return total

@@ -78,21 +78,56 @@ def compare_samples(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
                     draws: int = 2000) -> tuple[float, list[float], float]:
     """Within-launch inference for sorted samples: (ratio of medians a/b, its 95 %
     bootstrap CI, two-sided Mann-Whitney p)."""
-    ma, mb = float(np.median(a)), float(np.median(b))
+    ma, mb = sorted_median(a), sorted_median(b)
     ratio = ma / mb if mb > 0 else float("nan")
     da = bootstrap_median_draws(a, draws, rng)
     db = bootstrap_median_draws(b, draws, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         rs = da / db
-    rs = rs[np.isfinite(rs)]
-    ci = [float(np.percentile(rs, 2.5)), float(np.percentile(rs, 97.5))] if rs.size else [math.nan] * 2
+    rs = np.sort(rs[np.isfinite(rs)])
+    ci = [_percentile_sorted(rs, 2.5), _percentile_sorted(rs, 97.5)] if rs.size else [math.nan] * 2
     if a.size < 2 or b.size < 2 or (a[0] == a[-1] == b[0] == b[-1]):
         p = 1.0
     else:
-        p = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+        p = mann_whitney_sorted(a, b)
         if not math.isfinite(p):
             p = 1.0
     return ratio, ci, p
+
+
+def _percentile_sorted(x: np.ndarray, q: float) -> float:
+    """np.percentile(x, q) (linear, the same arithmetic) of an ascending array, read off by index."""
+    pos = q / 100 * (x.size - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, x.size - 1)
+    t = pos - lo
+    a, b = float(x[lo]), float(x[hi])
+    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)
+
+
+def mann_whitney_sorted(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann-Whitney U p-value of two ascending samples: scipy's mannwhitneyu
+    (method 'auto': the normal approximation with tie and continuity correction; exact for
+    at most 8 a side without ties, left to scipy) computed from the sorted samples by binary
+    search, without scipy's per-call argument handling, which cost more than the test on
+    450-size comparisons (about 2 ms a size)."""
+    n1, n2 = a.size, b.size
+    if n1 <= 8 and n2 <= 8:
+        return float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    lo = np.searchsorted(b, a, side="left")
+    hi = np.searchsorted(b, a, side="right")
+    u1 = float(lo.sum() + 0.5 * (hi - lo).sum())
+    u = max(u1, n1 * n2 - u1)
+    both = np.concatenate((a, b))
+    both.sort(kind="mergesort")
+    edges = np.flatnonzero(np.diff(both)) + 1
+    t = np.diff(np.concatenate(([0], edges, [both.size]))).astype(np.float64)
+    n = n1 + n2
+    s = math.sqrt(n1 * n2 / 12 * ((n + 1) - float((t ** 3 - t).sum()) / (n * (n - 1))))
+    if s == 0:
+        return 1.0
+    z = (u - n1 * n2 / 2 - 0.5) / s
+    return min(1.0, max(0.0, math.erfc(z / math.sqrt(2))))
 
 
 def launch_key(run: Run) -> str:

@@ -20,7 +20,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": "{''}",
           "±": r"\textpm{}", "µ": r"\textmu{}", "μ": r"\textmu{}", "×": r"\texttimes{}",
           "≥": r"$\geq$", "≤": r"$\leq$", "½": r"\textonehalf{}", "σ": r"$\sigma$", "·": r"$\cdot$",
-          "–": "--", "—": "---", "…": r"\dots{}", "∞": r"$\infty$", "÷": r"$\div$", "→": r"$\to$", "\n": " ", "\t": " "}
+          "/": r"/\allowbreak{}", "–": "--", "—": "---", "…": r"\dots{}", "∞": r"$\infty$", "÷": r"$\div$", "→": r"$\to$", "\n": " ", "\t": " "}
 
 
 def latex_escape(value) -> str:
@@ -148,13 +148,38 @@ def _latex_finalize(v):
     return latex_escape("" if v is None else v)
 
 
-def _latex_column(c: dict) -> Markup:
-    """l / r, or a wrapping column of the given share of the line width."""
+LONG_TABLE_ROWS = 40     # a table longer than this goes to appendix.tex; the report names it
+SETTINGS_IN_BODY = 4     # each configuration's settings (about 16 rows each) in the body up to this many
+AUTO_WIDTH_COLUMNS = 6   # a table of more columns than this, or with an interval column, wraps its cells
+# a column's share of the line, relative, by what it holds (a value with its interval takes most)
+_WEIGHT = {"text": 1.4, "limits": 1.6, "bytes": 0.8, "int": 0.6, "p": 0.7}
+
+
+def _latex_column(c: dict, width: float | None) -> Markup:
+    """l / r, or a wrapping column of the given share of the line width; the share includes the
+    column's separation (2 \\tabcolsep), so shares summing to 1 fill the line and no more."""
     text = c.get("fmt", "text") == "text"
-    if not c.get("width"):
+    if not width:
         return Markup("l" if text else "r")
     align = r"\raggedright" if text else r"\raggedleft"
-    return Markup(f">{{{align}\\arraybackslash}}p{{{float(c['width']):.3f}\\linewidth}}")
+    return Markup(f">{{{align}\\arraybackslash}}p{{\\dimexpr{float(width):.4f}\\linewidth-2\\tabcolsep\\relax}}")
+
+
+def colspec(cols: list[dict]) -> Markup:
+    """A longtable's column specification that never runs past the margin: the shares the
+    columns give (`width`), scaled to sum to the line; a table without them of more than
+    AUTO_WIDTH_COLUMNS columns or with an interval column (`*_ci`, whose cells can be a sentence)
+    gets shares by what its columns hold (_WEIGHT), and its titles and cells wrap."""
+    widths = [float(c["width"]) if c.get("width") else None for c in cols]
+    fmts = [c.get("fmt", "text") for c in cols]
+    if not any(widths) and (len(cols) > AUTO_WIDTH_COLUMNS or any(f.endswith("_ci") for f in fmts)):
+        widths = [2.2 if f.endswith("_ci") else _WEIGHT.get(f, 1.0) for f in fmts]
+    if any(widths):
+        known = [w for w in widths if w]
+        widths = [w or sum(known) / len(known) for w in widths]
+        total = sum(widths)
+        widths = [w / total for w in widths]
+    return Markup("").join(_latex_column(c, w) for c, w in zip(cols, widths))
 
 
 def latex_env() -> jinja2.Environment:
@@ -169,7 +194,12 @@ def latex_env() -> jinja2.Environment:
     _common_filters(env)
     env.filters["e"] = lambda v: Markup(latex_escape(v))
     env.filters["raw"] = Markup
-    env.filters["colspec"] = lambda cols: Markup("").join(_latex_column(c) for c in cols)
+    env.filters["colspec"] = colspec
+    env.tests["longer_than"] = lambda v, n: len(v) > n
+    env.globals["LONG_TABLE_ROWS"] = LONG_TABLE_ROWS
+    env.globals["SETTINGS_IN_BODY"] = SETTINGS_IN_BODY
+    from .report import DETAIL_FIGURES_UP_TO
+    env.globals["DETAIL_FIGURES_UP_TO"] = DETAIL_FIGURES_UP_TO
     return env
 
 

@@ -122,6 +122,8 @@ def speed_classes(runs: list[Run]) -> dict | None:
     """The speed classes of one configuration's launches, or None when there are
     fewer than 3 launches or no size every launch measured.  `count` 1 means one
     class; `text` says what a reader should know (None for one class)."""
+    if len({launch_key(r) for r in runs}) < MIN_LAUNCHES:
+        return None
     keys, sizes, med, rel_se = _launch_medians(runs)
     if len(keys) < MIN_LAUNCHES or not sizes:
         return None

@@ -90,6 +90,8 @@ def test_the_report_marks_invalid_sizes_in_html_and_latex(tmp_path):
     html = (out / "index.html").read_text(encoding="utf-8")
     details = (out / "details.html").read_text(encoding="utf-8")
     tex = (out / "report.tex").read_text(encoding="utf-8")
+    appendix = (out / "appendix.tex").read_text(encoding="utf-8")     # the per-size tables
     assert "left out of fits" in html      # the summary's footnote
-    for doc in (details, tex):              # the per-size table, its mark and its footnote
+    for doc in (details, appendix):         # the per-size table, its mark and its footnote
         assert "FAILED" in doc and "left out of fits" in doc
+    assert "left out of fits" in tex

@@ -3,6 +3,7 @@ subprocess (with a timeout), render the example results, drive headless
 Chromium and pdflatex.  Missing browser or TeX is a failure, not a skip:
 quickstart.sh installs both."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,11 +48,12 @@ def chromium(args, timeout=120):
     return p
 
 
-def pdflatex(directory, timeout=180):
+def pdflatex(directory, timeout=180, name="report"):
+    """Compile DIR/NAME.tex (report or appendix) twice; returns the PDF's path."""
     exe = need_tool("pdflatex")
     for _ in range(2):          # twice: longtable widths settle on the second pass
         try:
-            p = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+            p = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"],
                                cwd=directory, capture_output=True, text=True, timeout=timeout,
                                stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
@@ -59,9 +61,23 @@ def pdflatex(directory, timeout=180):
         if p.returncode != 0:
             errors = [ln for ln in p.stdout.splitlines() if ln.startswith("!")]
             fail(f"pdflatex failed (exit {p.returncode}): {errors[:5]}\n{p.stdout[-3000:]}")
-    pdf = os.path.join(directory, "report.pdf")
-    check(os.path.getsize(pdf) > 1000, "pdflatex produced report.pdf")
+    pdf = os.path.join(directory, f"{name}.pdf")
+    check(os.path.getsize(pdf) > 1000, f"pdflatex produced {name}.pdf")
     return pdf
+
+
+def overfull(directory, name="report"):
+    """The widths (pt) of the overfull horizontal boxes pdflatex reported in DIR/NAME.log: a line
+    or table running that far past the margin."""
+    with open(os.path.join(directory, f"{name}.log"), encoding="latin-1") as f:
+        return [float(w) for w in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", f.read())]
+
+
+def pages(pdf):
+    p = subprocess.run([need_tool("pdfinfo"), pdf], capture_output=True, text=True, timeout=60)
+    m = re.search(r"^Pages:\s+(\d+)", p.stdout, re.M)
+    check(p.returncode == 0 and m is not None, f"pdfinfo reads {os.path.basename(pdf)}")
+    return int(m.group(1))
 
 
 def pdftotext(pdf):

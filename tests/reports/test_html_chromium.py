@@ -32,6 +32,9 @@ check(dom.index('id="chart-pingpong-blocking-latency"') < dom.index('id="summary
       "the figures come before the summary table")
 check("one-way latency, median" in dom, "the latency figure's axis title is text in the DOM")
 check('href="details.html"' in html, "index.html links the appendix details.html (loaded by test_html_charts.py)")
+for kind in ("latency", "bandwidth"):
+    check(os.path.exists(os.path.join(out, f"fig-pingpong-blocking-{kind}.pdf")),
+          f"the {kind} figure's PDF is beside report.tex")
 check('id="methods"' in dom and "CLOCK_MONOTONIC" in dom, "the methods section lists the timer")
 check("UCX_TLS=tcp" in dom, "the methods section lists the library environment")
 check("Floor: <strong>shm</strong>" in dom, "the shm run is named as the floor")

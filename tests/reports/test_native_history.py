@@ -56,6 +56,7 @@ tool = [t for t in traces if "no interval" in t["name"]]
 check('id="chart-native-0-0"' in html and len(versus_line) == 1 and len(versus_line[0]["x"]) >= 3
       and len(tool) == 1 and tool[0]["marker"]["symbol"] == "x" and len(tool[0]["x"]) >= 3,
       "... and its figure (versus with its band, OSU's figures as crosses, at 3 sizes or more)")
+check(os.path.exists(os.path.join(rep, "fig-native-0-0.pdf")), "... and its PDF beside report.tex")
 check("no interval of the difference" in html, "... saying that a summary allows no interval and no claim")
 check("mean one-way time" in html, "... and that versus's figure is the same statistic as OSU's (the mean)")
 check('id="history"' in html and "change point 2026-05-13T03:00:00Z" in html,
