@@ -46,6 +46,7 @@ class Versus(MesonPackage):
     depends_on("py-matplotlib", type="run")
     depends_on("py-pyarrow", type="run")
     depends_on("py-ruptures", type="run")
+    depends_on("py-plotly", type="run")        # the interactive figures of the HTML report
 
     def meson_args(self):
         spec = self.spec
