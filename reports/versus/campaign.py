@@ -978,7 +978,6 @@ class _Forecast:
         for f in others[:200]:
             if result_status(f) == "ok":
                 self.est.add(read_costs(f, None))
-        self.checks: list[dict] = []
 
     def measured(self, i: int, out: Path, seconds: float) -> None:
         plan = self.plans[i]
@@ -1069,14 +1068,14 @@ def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> 
                 first = {"after": spec.id, "predicted_s": fc.remaining(index + 1), "t0": time.monotonic()}
         entries.append(entry)
         _write_manifest(results, camp, info, entries)
-    if first is not None and first["predicted_s"] is not None:
-        # how far the forecast made after the first run was from what the rest took
-        actual = time.monotonic() - first.pop("t0")
-        fc.checks.append({**first, "predicted_s": round(first["predicted_s"], 3), "actual_s": round(actual, 3)})
-        _say(stream, f"forecast after {first['after']}: {_fmt_s(first['predicted_s'])} for the rest; "
-                     f"it took {_fmt_s(actual)}")
     bar.close()
-    return fc.checks[-1] if fc.checks else None
+    if first is None or first["predicted_s"] is None:
+        return None
+    # how far the forecast made after the first run was from what the rest took
+    actual = time.monotonic() - first.pop("t0")
+    _say(stream, f"forecast after {first['after']}: {_fmt_s(first['predicted_s'])} for the rest; "
+                 f"it took {_fmt_s(actual)}")
+    return {**first, "predicted_s": round(first["predicted_s"], 3), "actual_s": round(actual, 3)}
 
 
 def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: list,

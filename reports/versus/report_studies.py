@@ -478,27 +478,42 @@ def answer000(configs, partial=()) -> dict:
     return _answer_table("seed000", rows)
 
 
-def answer001(configs, partial=()) -> dict:
-    rows = []
-    same, two = _by_boxes(_single(configs))
+def _box_rows(rows: list, question: str, boxes: list, unit: str, note: str, judge) -> dict:
+    """Seeds 001 and 004: a row per placement (same box, two boxes) with the geometric mean of its
+    launches' medians and its interval, judged by judge(name, ci) -> (verdict, why); a placement
+    with fewer than two launches is not measured here (its reason given).  Returns the medians of
+    each placement measured, for the ratio of the two."""
     m = {}
-    for name, cfgs, p in (("same box", same, "1.12 ± 0.04 µs (mean of ten runs of a million round trips, ± std error)"),
-                          ("two boxes", two, "34.0 ± 1.0 µs (mean of ten runs of a million round trips, ± std error)")):
-        q = f"Round trip of one int, {name}?"
+    for name, cfgs, published, missing in boxes:
+        q = question.format(name)
         means = _per_launch_medians_us(cfgs)
         if len(means) < 2:
-            rows.append(_row(q, p, "–", "not measured here", f"no {name} launches (two boxes need two nodes or "
-                             "the lab)" if name == "two boxes" else f"fewer than two {name} launches"))
+            rows.append(_row(q, published, "–", "not measured here", missing))
             continue
         m[name] = means
         v, ci = _geo_mean(means)
+        verdict, why = judge(name, ci)
+        rows.append(_row(q, published, f"{_val(v, ci, 'µs')}: geometric mean of {len(means)} {unit} medians{note}",
+                         verdict, why))
+    return m
+
+
+def answer001(configs, partial=()) -> dict:
+    rows = []
+    same, two = _by_boxes(_single(configs))
+    runs = "mean of ten runs of a million round trips, ± std error"
+
+    def judge(name, ci):
         ref = 1.12 if name == "same box" else 34.0
-        ans = (f"{_val(v, ci, 'µs')}: geometric mean of {len(means)} launches' medians (a sample: the mean "
-               "of its batch of round trips)")
-        rows.append(_row(q, p, ans, "agrees" if _inside(ref, ci) else "differs",
-                         "the study's value lies in the interval" if _inside(ref, ci) else
-                         "another machine: the study's 2017 cluster against this host"
-                         + (" and the lab's emulated link (veth between namespaces)" if name == "two boxes" else "")))
+        if _inside(ref, ci):
+            return "agrees", "the study's value lies in the interval"
+        return "differs", ("another machine: the study's 2017 cluster against this host"
+                           + (" and the lab's emulated link (veth between namespaces)" if name == "two boxes" else ""))
+    m = _box_rows(rows, "Round trip of one int, {}?",
+                  [("same box", same, f"1.12 ± 0.04 µs ({runs})", "fewer than two same box launches"),
+                   ("two boxes", two, f"34.0 ± 1.0 µs ({runs})",
+                    "no two boxes launches (two boxes need two nodes or the lab)")],
+                  "launches'", " (a sample: the mean of its batch of round trips)", judge)
     q = "How much longer does the round trip take between boxes?"
     p = "about 30× (\"2900 % longer\")"
     if len(m) == 2:
@@ -813,22 +828,17 @@ def answer003(configs, partial=()) -> dict:
 def answer004(configs, partial=()) -> dict:
     rows = []
     same, two = _by_boxes(_single(configs))
-    m = {}
-    for name, cfgs, p, ref in (("one box", same, "2–3 µs (trial averages 2.14, 2.29, 2.86 µs)", (2.0, 3.0)),
-                               ("two boxes", two, "about 52 µs (trial averages 59.7, 52.2, 52.9 µs)", (52.0, 60.0))):
-        q = f"Round trip of two ints, {name}?"
-        means = _per_launch_medians_us(cfgs)
-        if len(means) < 2:
-            rows.append(_row(q, p, "–", "not measured here", "two boxes need two nodes or the lab"
-                             if name == "two boxes" else "fewer than two launches"))
-            continue
-        m[name] = means
-        v, ci = _geo_mean(means)
-        ok = ci[0] <= ref[1] and ci[1] >= ref[0]
-        rows.append(_row(q, p, f"{_val(v, ci, 'µs')}: geometric mean of {len(means)} trials' medians",
-                         "agrees" if ok else "differs", "the interval meets the study's range" if ok else
-                         "another machine: this host" + ("'s shared memory" if name == "one box" else
-                                                          " and the lab's emulated 100 Mbit/s link")))
+    def judge(name, ci):
+        lo, hi = (2.0, 3.0) if name == "one box" else (52.0, 60.0)
+        if ci[0] <= hi and ci[1] >= lo:
+            return "agrees", "the interval meets the study's range"
+        return "differs", "another machine: this host" + ("'s shared memory" if name == "one box" else
+                                                           " and the lab's emulated 100 Mbit/s link")
+    m = _box_rows(rows, "Round trip of two ints, {}?",
+                  [("one box", same, "2–3 µs (trial averages 2.14, 2.29, 2.86 µs)", "fewer than two launches"),
+                   ("two boxes", two, "about 52 µs (trial averages 59.7, 52.2, 52.9 µs)",
+                    "two boxes need two nodes or the lab")],
+                  "trials'", "", judge)
     q = "Is the same box at least 20× faster?"
     p = "yes: \"the same box is at least 20 times faster\""
     if len(m) == 2:

@@ -41,6 +41,17 @@ if behave == "skip":
 if behave == "hang":
     time.sleep(3600)
 out = opt("--out")
+
+
+def run_record() -> str:
+    return json.dumps({"record": "run", "schema": 1, "run_id": f"fake-{os.getpid()}",
+                       "launch_id": int(opt("--launch-id", "0")),
+                       "transport": {"name": "fake", "library": "fake", "version": "1", "provider": "",
+                                     "options": opts, "thresholds": {}},
+                       "pattern": opt("--pattern", "pingpong"), "variant": opt("--variant", ""),
+                       "ranks": 2, "hosts": ["h", "h"]}) + "\n"
+
+
 if behave == "work":
     # takes as long as its schedule asks: per size (iterations + warm-up) units of
     # 20 us + 1 ns per byte each (batch 1), slept, and says so in elapsed_ns
@@ -48,12 +59,7 @@ if behave == "work":
     from versus.eta import schedule_sizes
     it, w = int(opt("--iterations", "1000")), int(opt("--warmup", "100"))
     with open(out, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"record": "run", "schema": 1, "run_id": f"fake-{os.getpid()}",
-                            "launch_id": int(opt("--launch-id", "0")),
-                            "transport": {"name": "fake", "library": "fake", "version": "1", "provider": "",
-                                          "options": opts, "thresholds": {}},
-                            "pattern": opt("--pattern", "pingpong"), "variant": opt("--variant", ""),
-                            "ranks": 2, "hosts": ["h", "h"]}) + "\n")
+        f.write(run_record())
         time.sleep(0.2)                       # a launch's start-up
         sizes = schedule_sizes(opt("--sizes", "8"))
         for b in sizes:
@@ -65,12 +71,7 @@ if behave == "work":
                 + "\n")
     sys.exit(0)
 with open(out, "w", encoding="utf-8") as f:
-    f.write(json.dumps({"record": "run", "schema": 1, "run_id": f"fake-{os.getpid()}",
-                        "launch_id": int(opt("--launch-id", "0")),
-                        "transport": {"name": "fake", "library": "fake", "version": "1", "provider": "",
-                                      "options": opts, "thresholds": {}},
-                        "pattern": opt("--pattern", "pingpong"), "variant": opt("--variant", ""),
-                        "ranks": 2, "hosts": ["h", "h"]}) + "\n")
+    f.write(run_record())
     for b in (8, 64, 512):
         f.write(json.dumps({"record": "size", "bytes": b, "iterations": 5, "warmup": 0, "batch": 1,
                             "samples_ns": [1000 + b + k for k in range(5)]}) + "\n")
