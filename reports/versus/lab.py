@@ -119,6 +119,7 @@ def down() -> str:
         os.rmdir("/etc/netns")  # only when nothing else is in it
     except OSError:
         pass
+    _restore_congestion()
     shutil.rmtree(RUN_DIR, ignore_errors=True)
     left = present()
     if left:
@@ -190,6 +191,7 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
     the_boxes = make_boxes(boxes)
     a, b = the_boxes[:2]
     try:
+        _allow_congestion()
         for x in the_boxes:
             _ip("netns", "add", x.netns)
         if boxes > 2:
@@ -215,6 +217,9 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
             _ip("-n", x.netns, "addr", "add", f"{x.addr}/{PREFIX}", "dev", IFACE)
             _ip("-n", x.netns, "link", "set", "lo", "up")
             _ip("-n", x.netns, "link", "set", IFACE, "mtu", str(mtu), "up")
+            if _congestion(x.netns) != CONGESTION:
+                raise InputError(f"{x.name}: cannot set its TCP congestion control to {CONGESTION} "
+                                 "(is the tcp_cubic module there? modprobe tcp_cubic)")
             if x.name in slow:
                 _tbf(x.netns, IFACE, slow[x.name], mtu, x.name)
             elif rate_mbit is not None and link == "veth":
@@ -247,6 +252,61 @@ def box_of(which: str, n: int) -> Box:
         if which.lower() in (b.name, b.name[-1]):
             return b
     raise InputError(f"no box {which!r} among {n}: give a letter from a to {chr(96 + n)}")
+
+
+# Each box's TCP congestion control, whatever the machine under the lab uses.  A new network
+# namespace inherits the machine's, and where that is bbr, which paces each connection at its own
+# estimate of the bandwidth, a ping-pong's application-limited samples left some connections of a
+# four-box scan pacing at 7-24 Gbit/s and others at 220-280: 256 KiB took 2.5-3x as long on the
+# slow ones, in every pass of a launch, and the scan named them bad links (1 launch in 16-24).
+# cubic is Linux's default and what a cluster's hosts most often run.
+# A namespace other than the machine's may pick only the algorithms the machine allows
+# (net.ipv4.tcp_allowed_congestion_control, one list for the whole machine): up adds CONGESTION
+# to it when it is missing and down puts the list back as it was.
+CONGESTION = "cubic"
+ALLOWED_CC = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+ALLOWED_SAVED = f"{RUN_DIR}/allowed_congestion"
+
+
+def _allow_congestion() -> None:
+    """CONGESTION among the machine's allowed algorithms (the list as it was kept for down)."""
+    try:
+        allowed = open(ALLOWED_CC, encoding="utf-8").read().split()
+    except OSError:
+        return
+    if CONGESTION in allowed:
+        return
+    os.makedirs(RUN_DIR, exist_ok=True)
+    with open(ALLOWED_SAVED, "w", encoding="utf-8") as f:
+        f.write(" ".join(allowed))
+    try:
+        with open(ALLOWED_CC, "w", encoding="utf-8") as f:
+            f.write(" ".join(allowed + [CONGESTION]))
+    except OSError as e:
+        raise InputError(f"cannot allow the {CONGESTION} congestion control in the boxes ({ALLOWED_CC}: "
+                         f"{e.strerror}); is tcp_cubic available? modprobe tcp_cubic") from None
+
+
+def _restore_congestion() -> None:
+    """The machine's allowed algorithms back as up found them."""
+    try:
+        saved = open(ALLOWED_SAVED, encoding="utf-8").read().strip()
+    except OSError:
+        return
+    try:
+        with open(ALLOWED_CC, "w", encoding="utf-8") as f:
+            f.write(saved)
+    except OSError:
+        pass
+
+
+def _congestion(netns: str) -> str:
+    """Set the box's congestion control to CONGESTION; return the one it uses."""
+    knob = "/proc/sys/net/ipv4/tcp_congestion_control"
+    subprocess.run(["ip", "netns", "exec", netns, "sh", "-c", f'echo {CONGESTION} > {knob}'],
+                   capture_output=True, text=True)
+    p = subprocess.run(["ip", "netns", "exec", netns, "cat", knob], capture_output=True, text=True)
+    return p.stdout.strip()
 
 
 def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str, parent: str = "root") -> None:
@@ -427,7 +487,8 @@ def launcher_args(kind: str) -> list[str]:
 
 
 def status() -> dict:
-    """What is there now: per box its namespace, address, MTU and queueing discipline."""
+    """What is there now: per box its namespace, address, MTU, queueing discipline and TCP
+    congestion control."""
     there = present()
     boxes = current()
     out = {"up": all(b.netns in there for b in boxes), "interface": IFACE, "boxes": []}
@@ -449,6 +510,9 @@ def status() -> dict:
             q = subprocess.run(["tc", "-n", x.netns, "qdisc", "show", "dev", IFACE],
                                capture_output=True, text=True).stdout.strip()
             d["qdisc"] = q.splitlines()[0] if q else ""
+            cc = subprocess.run(["ip", "netns", "exec", x.netns, "cat", "/proc/sys/net/ipv4/tcp_congestion_control"],
+                                capture_output=True, text=True).stdout.strip()
+            d["congestion"] = cc
         out["boxes"].append(d)
     return out
 
@@ -513,7 +577,7 @@ def _print_status(st: dict) -> None:
     for b in st["boxes"]:
         if b["present"]:
             print(f"{b['name']:6} {b['addr']:12} netns {b['netns']:14} {st['interface']} mtu {b.get('mtu')} "
-                  f"{b.get('state', '?')}  {b.get('qdisc', '')}")
+                  f"{b.get('state', '?')}  tcp {b.get('congestion') or '?'}  {b.get('qdisc', '')}")
         else:
             print(f"{b['name']:6} missing (netns {b['netns']})")
     if st.get("link") == "relay":

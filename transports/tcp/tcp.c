@@ -165,9 +165,16 @@ static int iface_ip(vs_transport_t *t, const char *name, int want_loopback, stru
 }
 
 /* The path of a connection: its segment size, the interface of its local
- * address and that interface's MTU (what the packet steps of a curve follow). */
+ * address and that interface's MTU (what the packet steps of a curve follow),
+ * and its congestion control: a pacing one (bbr) spaces the segments of a
+ * large message by its own estimate of the bandwidth, per connection. */
 static void path_facts(vs_transport_t *t, int fd)
 {
+    socklen_t cl = sizeof t->congestion - 1;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, t->congestion, &cl))
+        t->congestion[0] = 0;
+    else
+        t->congestion[cl < sizeof t->congestion ? cl : sizeof t->congestion - 1] = 0;
     vs_tcp_path_t p;
     vs_tcp_path_of(fd, &p);
     t->mss = p.mss;
@@ -419,6 +426,7 @@ static int tcp_query(vs_transport_t *t, vs_transport_info_t *info)
         {"mtu", mtu},
         {"mss", mss},
         {"test_delay_ns", delay},
+        {"congestion", t->congestion},
     };
     info->n_attrs = (int)(sizeof kv / sizeof kv[0]);
     for (int i = 0; i < info->n_attrs; i++) {

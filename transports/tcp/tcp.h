@@ -88,6 +88,7 @@ struct vs_transport {
     int sndbuf, rcvbuf;         /* what the kernel reports on the first connection */
     int mss, mtu;               /* its segment size and its interface's MTU, -1 unknown */
     char path_iface[16];        /* the interface its local address belongs to */
+    char congestion[16];        /* the connection's congestion control (TCP_CONGESTION) */
     tcp_peer_t *peers;
 };
 
