@@ -98,8 +98,11 @@ def main(argv=None):
         except OSError as ex:
             raise BadInput(f"{a.recipe}: cannot read the recipe ({ex.strerror})")
         text, said = update(text, version, sha256_of(a.tarball))
-        with open(a.recipe, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(a.recipe, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as ex:
+            raise BadInput(f"{a.recipe}: cannot write the recipe ({ex.strerror})")
     except BadInput as ex:
         print(f"update_checksum: {ex}", file=sys.stderr)
         return 2

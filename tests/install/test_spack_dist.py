@@ -3,7 +3,7 @@ MesonPackage would (its standard arguments plus the recipe's meson_args for what
 has), make the release tarball from that build with `meson dist --no-tests --formats gztar`,
 check that the recipe's URL scheme names that file, and that contrib/spack/update_checksum.py
 records the tarball's sha256 in (a copy of) the recipe, adds a new version above the others,
-and refuses a tarball whose name, top directory or meson.build disagree, with exit 2 and one
+and refuses a tarball whose name, top directory or meson.build disagree (or that is no tarball), with exit 2 and one
 line.  Needs git (a checkout), meson and pkg-config; exits 77 without them."""
 import hashlib
 import io
@@ -117,13 +117,19 @@ r = update(tarball, copy)
 vt.check(r.returncode == 0 and "already" in r.stdout and open(copy, encoding="utf-8").read() == before,
          f"run again, nothing changes: {r.stdout.strip()}")
 
-# a new release: a tarball of version 0.99.0 (made here, with the layout meson dist gives)
-newer = os.path.join(work, "versus-0.99.0.tar.gz")
-with tarfile.open(newer, "w:gz") as t:
-    data = b"project('versus', 'c',\n  version: '0.99.0',\n  license: 'BSD-3-Clause')\n"
-    info = tarfile.TarInfo("versus-0.99.0/meson.build")
-    info.size = len(data)
-    t.addfile(info, io.BytesIO(data))
+def craft(name, top, version):
+    """A tarball with the layout meson dist gives: top/meson.build declaring version."""
+    path = os.path.join(work, name)
+    with tarfile.open(path, "w:gz") as t:
+        data = f"project('versus', 'c',\n  version: '{version}',\n  license: 'BSD-3-Clause')\n".encode()
+        info = tarfile.TarInfo(f"{top}/meson.build")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    return path
+
+
+# a new release: a tarball of version 0.99.0
+newer = craft("versus-0.99.0.tar.gz", "versus-0.99.0", "0.99.0")
 r = update(newer, copy)
 new_sha = hashlib.sha256(open(newer, "rb").read()).hexdigest()
 vt.check(r.returncode == 0 and "added" in r.stdout, f"a new version is added: {r.stdout.strip()}")
@@ -139,13 +145,11 @@ shutil.copy(tarball, wrongname)
 garbage = os.path.join(work, "versus-1.0.0.tar.gz")
 with open(garbage, "w") as f:
     f.write("not a tarball\n")
-outside = os.path.join(work, "versus-1.1.0.tar.gz")
-with tarfile.open(outside, "w:gz") as t:
-    info = tarfile.TarInfo("elsewhere/meson.build")
-    info.size = 0
-    t.addfile(info, io.BytesIO(b""))
+outside = craft("versus-1.1.0.tar.gz", "elsewhere", "1.1.0")
+mismatched = craft("versus-1.2.0.tar.gz", "versus-1.2.0", "1.1.0")
 for path, says in ((os.path.join(work, "missing-1.0.tar.gz"), "no such file"), (wrongname, "not a release tarball name"),
-                   (renamed, "says version"), (garbage, "not a readable"), (outside, "not under")):
+                   (renamed, "is not under versus-9.9.9/"), (garbage, "not a readable"), (outside, "not under"),
+                   (mismatched, "says version 1.1.0")):
     r = update(path, copy)
     vt.check(r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1
              and "Traceback" not in r.stderr, f"{os.path.basename(path)}: exit 2, {r.stderr.strip()}")
