@@ -5,6 +5,7 @@ variables, references and kept files."""
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -53,28 +54,19 @@ def reframe(config, checks, prefix, env, *more, timeout=600, cwd=None, iteration
     return p.returncode, p.stdout, cases
 
 
-def run(system, prefix, env, *more, timeout=600, cwd=None):
-    """reframe -r under versus's example configuration (contrib/reframe/settings.py) on one of its systems."""
-    rc, _, cases = reframe(SETTINGS, CHECKS, prefix, env, "--system", system, *more, timeout=timeout, cwd=cwd)
-    return rc, cases
-
-
-def listed(config, checks, env, *more, timeout=300):
+def listed(config, checks, env, *more, timeout=300, cwd=None):
     """The test cases `reframe -lC` lists (concretised: one line per partition and environment),
     as (name, partition, environment), and reframe's output."""
     cmd = [REFRAME, *(["-C", config] if config else []), "-c", checks, *more, "-lC"]
     vt.log("$ " + " ".join(cmd))
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, env=env,
-                       stdin=subprocess.DEVNULL)
+                       stdin=subprocess.DEVNULL, cwd=cwd)
     vt.log(p.stdout[-4000:])
     out = []
-    for line in p.stdout.splitlines():
-        s = line.strip()
-        if s.startswith("- ") and " @" in s:
-            name, where = s[2:].split(" @", 1)
-            part, envname = where.split(":", 2)[:2] + [""] if where.count(":") < 2 else [
-                where.rsplit("+", 1)[0], where.rsplit("+", 1)[1]] if "+" in where else [where, ""]
-            out.append((name.split(" /")[0].strip(), part.strip(), envname.strip()))
+    for line in p.stdout.splitlines():   # "- VersusSrun %transport=tcp /923fa10f @cluster:batch+gnu"
+        m = re.match(r"- (.+?) /[0-9a-f]+ @(\S+?)\+(\S+)$", line.strip())
+        if m:
+            out.append(m.groups())
     return out, p
 
 

@@ -60,7 +60,7 @@ try:
     env = rt.environment(os.path.join(build, "core"), s.env, HOME=tmp)
 
     # --- selection under the site's configuration
-    cases, p = rt.listed(site, rt.CHECKS, env)
+    cases, p = rt.listed(site, rt.CHECKS, env, cwd=tmp)
     vt.check(p.returncode == 0, f"reframe -lC under the site's configuration exits 0 (got {p.returncode})")
     srun = sorted((n.split("%transport=")[1].split()[0], part, e) for n, part, e in cases if n.startswith("VersusSrun"))
     vt.check(srun == [("mpich", "cluster:batch", "gnu"), ("openmpi", "cluster:batch", "gnu"),
@@ -76,7 +76,9 @@ try:
                env={"PATH": env["PATH"]})
     vt.check(q.returncode == 0, f"srun -n 2 versus-run -t tcp in the private Slurm ({q.stderr[-500:]})")
     versus = [sys.executable, "-m", "versus"]
-    for cmd in (["baseline", "save", "tcp.jsonl", "-o", "base.json", "--tolerance", "latency:-inf,+1000%"],
+    # wide tolerances: the machine is shared (tcp's 1 MiB bandwidth was seen from 131 to 2554 MB/s)
+    for cmd in (["baseline", "save", "tcp.jsonl", "-o", "base.json", "--tolerance", "latency:-inf,+1000%",
+                 "--tolerance", "bandwidth@1M-:-99%,+inf"],
                 ["baseline", "export", "--reframe", "cluster:batch", "base.json", "-o", "refs.json"]):
         q = subprocess.run(versus + cmd, capture_output=True, text=True, cwd=d, timeout=120)
         vt.log(q.stdout + q.stderr)
