@@ -12,7 +12,7 @@ that copy with the installed versus-run under its builtin configuration (no -C: 
   (`versus baseline export --reframe`) is loaded with -S references_file: the shm case is judged
   against the baseline's medians and bounds, the tcp case (no entry) is not; the same file with
   the 8 B reference made 1000 times smaller, named by VERSUS_RFM_REFERENCES, fails the shm case
-  in its performance stage.
+  in its performance stage; a file that is not JSON fails it in its setup stage, saying so.
 - The srun variant is listed under the example configuration's `slurm` system (tcp, openmpi,
   mpich).
 usage: test_reframe.py BUILD_DIR"""
@@ -102,6 +102,17 @@ vt.check(rc != 0 and len(cases) == 1 and cases[0]["result"] == "fail" and cases[
          and "latency_8B" in (cases[0].get("fail_reason") or ""),
          f"a latency reference 1000 times too small, named by VERSUS_RFM_REFERENCES, fails the shm case in its "
          f"performance stage (exit {rc}: {[(c['result'], c.get('fail_phase'), c.get('fail_reason')) for c in cases]})")
+
+# --- a references file that is not one fails the case in its setup, saying so
+junk = os.path.join(tmp, "junk.json")
+with open(junk, "w", encoding="utf-8") as f:
+    f.write("not references\n")
+rc, out, cases = rt.reframe(None, checks, os.path.join(tmp, "junk"), env, "-n", "VersusLocal%transport=shm",
+                            "-S", f"references_file={junk}", iterations=50)
+vt.check(rc != 0 and len(cases) == 1 and cases[0].get("fail_phase") == "setup"
+         and "not JSON; write it with versus baseline export --reframe" in (cases[0].get("fail_reason") or ""),
+         f"a references file that is not JSON fails the case in setup with the reason "
+         f"({[(c.get('fail_phase'), (c.get('fail_reason') or '')[:120]) for c in cases]})")
 
 # --- the example configuration's slurm system lists the srun variant
 p = subprocess.run([rt.REFRAME, "-C", os.path.join(os.path.dirname(checks), "settings.py"), "--system", "slurm",
