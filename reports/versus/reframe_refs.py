@@ -149,9 +149,9 @@ def export(baseline_path: str, key: str, out: str) -> dict:
             continue
         entries[var] = e
     if not entries:
-        raise InputError(f"--baseline {baseline_path}: nothing to export: " + "; ".join(f"{k}: {v}" for k, v in
-                                                                                       omitted.items())
-                         + "; the checks measure 8 B and 1 MiB (save a baseline of versus-run -s 8,1M runs)")
+        why = "; ".join(f"{k}: {v}" for k, v in omitted.items())
+        raise InputError(f"--baseline {baseline_path}: nothing to export: {why}; the checks measure 8 B and 1 MiB "
+                         "(save a baseline of versus-run -s 8,1M runs)")
     ref_doc = existing or {"format": FORMAT, "version": VERSION, "references": {}, "baselines": {}}
     table = ref_doc["references"].setdefault(check, {}).setdefault(transport, {})
     table[key] = entries
