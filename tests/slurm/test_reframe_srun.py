@@ -6,10 +6,11 @@ site's own configuration, written here, that names nothing of versus: system `cl
 - Selection (`reframe -lC`): VersusSrun only on cluster:batch, its tcp case in both environments,
   its openmpi and mpich cases only in `gnu`; VersusLocal on both partitions.
 - A baseline of `srun -n 2 versus-run -t tcp` in that Slurm, exported for cluster:batch.
-- `reframe -r -n VersusSrun -p gnu -S references_file=...`: the three cases are submitted with
-  sbatch, launched with srun (Open MPI with --mpi=pmix, MPICH with --mpi=pmi2), pass their sanity
-  function, keep their JSONL; tcp is judged against the exported references, the MPI cases (no
-  entry) report their figures without one.
+- `reframe -r -n VersusSrun -n VersusLocal%transport=shm -p gnu -S references_file=...`: the three
+  VersusSrun cases are submitted with sbatch, launched with srun (Open MPI with --mpi=pmix, MPICH
+  with --mpi=pmi2), pass their sanity function, keep their JSONL; tcp is judged against the
+  exported references, the MPI cases (no entry) report their figures without one.  VersusLocal
+  over shm passes there too (one task with two CPUs, versus's local launcher inside it).
 The private Slurm keeps no accounting, so the partition's scheduler is `squeue` (ReFrame's backend
 that polls squeue only).  Exits 77 when Slurm or munge is not installed or this is not root.
 usage: test_reframe_srun.py BUILD_DIR"""
@@ -87,16 +88,24 @@ try:
     entry = json.load(open(refs, encoding="utf-8"))["references"]["VersusSrun"]["tcp"]["cluster:batch"]
 
     # --- the run
-    rc, out, ran = rt.reframe(site, rt.CHECKS, os.path.join(tmp, "rfm"), env, "-n", "VersusSrun", "-p", "gnu",
-                              "-S", f"references_file={refs}", timeout=420)
+    rc, out, ran = rt.reframe(site, rt.CHECKS, os.path.join(tmp, "rfm"), env, "-n", "VersusSrun",
+                              "-n", "VersusLocal%transport=shm", "-p", "gnu", "-S", f"references_file={refs}",
+                              timeout=420)
     if rc != 0:
         vt.log(s.logs())
     vt.check(rc == 0, f"reframe -r over the private Slurm exits 0 (got {rc})")
     names = sorted(c["name"] for c in ran)
-    vt.check(len(ran) == 3 and all("VersusSrun" in n for n in names)
+    vt.check(names == ["VersusLocal %transport=shm", "VersusSrun %transport=mpich", "VersusSrun %transport=openmpi",
+                       "VersusSrun %transport=tcp"]
              and all((c["system"], c["partition"], c["environ"]) == ("cluster", "batch", "gnu") for c in ran),
-             f"three VersusSrun cases ran on cluster:batch with gnu ({names})")
-    for c in ran:
+             f"three VersusSrun cases and VersusLocal over shm ran on cluster:batch with gnu ({names})")
+    shm = next(c for c in ran if c["name"].startswith("VersusLocal"))
+    rt.check_case(shm, judged=False)
+    text = "".join(open(os.path.join(shm["outputdir"], f), encoding="utf-8").read()
+                   for f in os.listdir(shm["outputdir"]) if f.endswith(".sh"))
+    vt.check("#SBATCH --ntasks=1" in text and "#SBATCH --cpus-per-task=2" in text and "--launch local" in text,
+             "VersusLocal in a Slurm partition: one task with two CPUs, versus's local launcher inside it")
+    for c in (c for c in ran if c["name"].startswith("VersusSrun")):
         t = next((t for t in ("openmpi", "mpich", "tcp") if t in c["name"]), "?")
         perf = rt.check_case(c, judged=(t == "tcp"))
         if t == "tcp":
