@@ -677,7 +677,8 @@ def junit_xml(d: dict) -> str:
 
 
 def add_parser(sub) -> None:
-    b = sub.add_parser("baseline", help="save results as a baseline with tolerances (see: versus check)")
+    b = sub.add_parser("baseline", help="save results as a baseline with tolerances (see: versus check); export it "
+                                        "as ReFrame references")
     bs = b.add_subparsers(dest="baseline_command", metavar="ACTION")
     s = bs.add_parser("save", help="keep these results (one configuration, its launches) as the reference",
                       description="Keep the runs' records (their samples) with tolerances, for versus check. "
@@ -690,6 +691,8 @@ def add_parser(sub) -> None:
                         f"{DEFAULT_TOLERANCE.replace('%', '%%')}); "
                         "METRIC latency or bandwidth; bounds in %% or us / MB/s; e.g. bandwidth@64K-:-10%%,+inf")
     s.set_defaults(func=_cmd_save)
+    from .reframe_refs import add_parser as add_export
+    add_export(bs)
     b.set_defaults(func=_cmd_baseline_alone)
     c = sub.add_parser("check", help="check results against a baseline: exit 0 pass, 1 regressed, 2 bad input",
                        description="Compare results with a baseline size by size; a size fails when its whole "
@@ -706,7 +709,7 @@ def add_parser(sub) -> None:
 
 
 def _cmd_baseline_alone(args) -> int:
-    raise InputError("give an action: save (see versus baseline save --help)")
+    raise InputError("give an action: save or export (see versus baseline save --help)")
 
 
 def _cmd_save(args) -> int:
