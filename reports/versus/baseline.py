@@ -50,6 +50,7 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
+from .argtypes import parse_bytes
 from .load import (LAUNCH_ENV_PREFIXES, InputError, Run, configuration_key, describe_difference, load_file,
                    read_input, write_atomically)
 
@@ -79,8 +80,7 @@ class Rule:
         return b >= self.lo_bytes and (self.hi_bytes is None or b <= self.hi_bytes)
 
 
-_UNIT = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "": 1}
-RULE = re.compile(r"(latency|bandwidth)(?:@([0-9]{1,18}[kKmMgG]?)?-([0-9]{1,18}[kKmMgG]?)?)?:([^,]+),([^,]+)")
+RULE = re.compile(r"(latency|bandwidth)(?:@([0-9]{1,18}[A-Za-z]{0,3})?-([0-9]{1,18}[A-Za-z]{0,3})?)?:([^,]+),([^,]+)")
 
 
 def _show(v: Any, width: int = 60) -> str:
@@ -104,9 +104,12 @@ def accepted(metric: str | None = None) -> str:
         metric or "", "0.5us (latency), 100MB/s (bandwidth)"))
 
 
-def _bytes(s: str) -> int:
-    m = re.fullmatch(r"([0-9]{1,18})([kKmMgG]?)", s)
-    return int(m.group(1)) * _UNIT[m.group(2).lower()]
+def _bytes(s: str, text: str, where: str) -> int:
+    """A size of a rule's range, as versus-run reads sizes (argtypes.parse_bytes)."""
+    try:
+        return parse_bytes(s)
+    except ValueError as ex:
+        raise InputError(f"{where} {_show(text, 80)}: {ex}") from None
 
 
 def _bound(s: str, metric: str, text: str, where: str) -> tuple[float, bool]:
@@ -127,7 +130,7 @@ def _bound(s: str, metric: str, text: str, where: str) -> tuple[float, bool]:
 
 def parse_rule(text: str, where: str = "--tolerance") -> Rule:
     """METRIC[@FROM-TO]:LOWER,UPPER, e.g. latency:-5%,+5%  bandwidth@64K-:-10%,+inf
-    latency@0-1K:-0.2us,+0.2us (sizes in bytes with K/M/G = 2^10/2^20/2^30).  A rule that
+    latency@0-1K:-0.2us,+0.2us (sizes as versus-run reads them: 8, 1K, 64KiB, 4M; binary).  A rule that
     cannot fail whatever is measured is refused: infinite on the side that fails (latency's
     upper bound, bandwidth's lower), a bandwidth allowed to fall by 100 % or more, a latency
     allowed LONGEST_NS or more beyond its reference.  `where` starts the messages."""
@@ -140,8 +143,8 @@ def parse_rule(text: str, where: str = "--tolerance") -> Rule:
                          "bandwidth, e.g. latency:-5%,+5% or bandwidth@64K-:-10%,+inf")
     text = m.group(0)
     metric = m.group(1)
-    lo = _bytes(m.group(2)) if m.group(2) else 0
-    hi = _bytes(m.group(3)) if m.group(3) else None
+    lo = _bytes(m.group(2), text, where) if m.group(2) else 0
+    hi = _bytes(m.group(3), text, where) if m.group(3) else None
     if hi is not None and hi < lo:
         raise InputError(f"{where} {_show(text, 80)}: the size range ends before it starts")
     lower, rel_l = _bound(m.group(4), metric, text, where)
