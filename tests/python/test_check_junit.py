@@ -35,7 +35,7 @@ def files(tmp_path, tag, factor=1.0, n=3, seed0=0):
     for k in range(n):
         p = tmp_path / f"{tag}{k}.jsonl"
         synth.write_run(p, lambda b: factor * BASE(b), SIZES, count=300, seed=seed0 + k, rel_noise=0.01,
-                        outlier_frac=0, launch_id=k)
+                        outlier_frac=0, launch_id=k, run_id=f"{tag}-{k}")
         out.append(str(p))
     return out
 
