@@ -99,3 +99,16 @@ def test_beside_measured_runs_a_fail_size_is_marked(tmp_path, capsys):
     marked = [ln.split()[0] for ln in text.splitlines() if "(tool's validation: Fail)" in ln]
     assert marked == ["64"], text
     assert "validation failed at 64 B" in text
+
+
+def test_the_reports_native_table_notes_a_fail_size(tmp_path):
+    import synth
+    from versus.report import native_section
+    out = tmp_path / "osu.jsonl"
+    assert main(["import", os.path.join(D, "osu_latency-7-validation.txt"), "-o", str(out)]) == 0
+    m = tmp_path / "m.jsonl"
+    synth.write_run(m, synth.hockney(250.0, 0.001), [8, 64, 128], count=200, seed=1, name="openmpi")
+    sections = native_section(load_file(str(m)), load_file(str(out)), None)
+    assert len(sections) == 1
+    notes = sections[0]["table"]["notes"]
+    assert [n for n in notes if "validation failed at 64 B" in n], notes
