@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-import numpy as np
+from .lazy import numpy as np
 
 from .load import (LAUNCH_ENV_PREFIXES, InputError, Run, configuration_key, describe_difference, load_file,
                    read_input, write_atomically)
