@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
+from .lazy import numpy as np
 
 from . import __version__
 from .fit import SegmentedFit, fit_segmented, with_boundaries

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from .lazy import numpy as np
 
 from .argtypes import parse_bytes
 from .junit import junit_xml  # noqa: F401  (the check's JUnit file; kept importable from here)

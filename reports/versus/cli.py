@@ -1,6 +1,7 @@
 """Command line: `versus SUBCOMMAND ...`.  A thin dispatcher: each subcommand
 parses its options, calls the analysis API and prints text or JSON.
-Exit status: 0 ok, 1 failure, 2 bad usage or input."""
+Exit status: 0 ok, 1 failure, 2 bad usage or input (or a needed package missing: deps.py).
+Building the parser, and so every --help, imports nothing outside the standard library."""
 from __future__ import annotations
 
 import argparse
@@ -163,6 +164,13 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except InputError as ex:
         print(f"versus {args.command}: {ex}", file=sys.stderr)
+        return 2
+    except ImportError as ex:
+        from .deps import missing_needed
+        line = missing_needed(ex)
+        if line is None:
+            raise
+        print(f"versus {args.command}: {line}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

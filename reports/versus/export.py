@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
+from .lazy import numpy as np
 
 
 def jsonable(obj):

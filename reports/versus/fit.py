@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
+from .lazy import numpy as np
 from .lazy import scipy_stats as sps
 
 MIN_SEGMENT = 3            # points per regime (a line through 2 points has no residual)

@@ -22,10 +22,11 @@ import math
 import sqlite3
 from pathlib import Path
 
-import numpy as np
+from .lazy import numpy as np
 
 from . import samples
 from .argtypes import message_size
+from .deps import optional
 from .load import InputError, Run, configuration_key, load_file
 
 DEFAULT_DB = "versus-history.sqlite"
@@ -181,13 +182,16 @@ def rebuild(db: str, paths: list[str]) -> tuple[int, int]:
     return added, total
 
 
-def change_points(values: list[float]) -> list[int]:
-    """Indexes where a new segment starts (ruptures PELT, see the module's docstring)."""
-    import ruptures
+def change_points(values: list[float], command: str = "history") -> list[int] | None:
+    """Indexes where a new segment starts (ruptures PELT, see the module's docstring); None when
+    there would be some to look for but ruptures is not installed (said once: deps.py)."""
     y = np.log(np.asarray(values, dtype=np.float64))
     n = y.size
     if n < 2 * MIN_SEGMENT:
         return []
+    ruptures = optional("ruptures", command)
+    if ruptures is None:
+        return None
     d = np.diff(y)
     sigma = 1.4826 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
     sigma = max(sigma, 1e-4)
@@ -196,14 +200,15 @@ def change_points(values: list[float]) -> list[int]:
     return [b for b in bkps if b < n]
 
 
-def series(db: str, nbytes: int | None = None, metric: str = "latency") -> list[dict]:
+def series(db: str, nbytes: int | None = None, metric: str = "latency", command: str = "history") -> list[dict]:
     """Per configuration: its runs in time order with the metric at one size (default: the
-    smallest size every run has), the library versions, and the change points."""
+    smallest size every run has), the library versions, and the change points (`change_points`
+    false when they were not looked for: ruptures is not installed)."""
     if not Path(db).exists():
         raise InputError(f"--db {db}: no history store there; add runs with versus history add RESULTS --db {db}")
     con = connect(db)
     try:
-        return _series(con, nbytes, metric)
+        return _series(con, nbytes, metric, command)
     except sqlite3.Error as ex:
         raise store_error(db, ex) from None
     except (ValueError, TypeError) as ex:     # a row versus did not write (edited by hand)
@@ -213,7 +218,7 @@ def series(db: str, nbytes: int | None = None, metric: str = "latency") -> list[
         con.close()
 
 
-def _series(con: sqlite3.Connection, nbytes: int | None, metric: str) -> list[dict]:
+def _series(con: sqlite3.Connection, nbytes: int | None, metric: str, command: str) -> list[dict]:
     out = []
     for (config,) in con.execute("SELECT DISTINCT config FROM runs ORDER BY config").fetchall():
         rows = con.execute("SELECT id, start_time, label, hosts, library, library_version, source, status "
@@ -231,16 +236,17 @@ def _series(con: sqlite3.Connection, nbytes: int | None, metric: str) -> list[di
             (med,) = con.execute("SELECT median_ns FROM sizes WHERE run = ? AND bytes = ?", (r[0], b)).fetchone()
             value = med / 1e3 if metric == "latency" else (b / med * 1e3 if med > 0 else float("nan"))
             pts.append({"date": r[1], "value": value, "library": r[4], "version": r[5], "source": r[6]})
-        cps = change_points([p["value"] for p in pts]) if all(p["value"] > 0 for p in pts) else []
+        cps = change_points([p["value"] for p in pts], command) if all(p["value"] > 0 for p in pts) else []
         changes = []
-        for c in cps:
+        for c in cps or []:
             before = np.median([p["value"] for p in pts[max(0, c - MIN_SEGMENT):c]])
             after = np.median([p["value"] for p in pts[c:c + MIN_SEGMENT]])
             changes.append({"index": c, "date": pts[c]["date"], "before": float(before), "after": float(after),
                             "change_pct": float((after / before - 1) * 100),
                             "version_changed": pts[c]["version"] != pts[c - 1]["version"]})
         out.append({"label": rows[0][2], "hosts": json.loads(rows[0][3]), "bytes": b, "metric": metric,
-                    "unit": "us" if metric == "latency" else "MB/s", "points": pts, "changes": changes})
+                    "unit": "us" if metric == "latency" else "MB/s", "points": pts, "changes": changes,
+                    "change_points": cps is not None})
     return out
 
 
@@ -257,7 +263,9 @@ def format_series(doc: list[dict]) -> str:
             note = (f"  <- change point: {c['change_pct']:+.1f}% (median of {MIN_SEGMENT} runs each side)"
                     + (", library version changed" if c["version_changed"] else "")) if c else ""
             out.append(f"  {p['date']}  {p['value']:10.3f}  {p['library']} {p['version']}{note}")
-        if not s["changes"]:
+        if not s.get("change_points", True):
+            out.append("  change points not looked for (ruptures is not installed)")
+        elif not s["changes"]:
             out.append("  no change point")
     return "\n".join(out)
 

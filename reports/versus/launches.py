@@ -47,7 +47,7 @@ import math
 from functools import lru_cache
 from dataclasses import dataclass
 
-import numpy as np
+from .lazy import numpy as np
 from .lazy import scipy_stats as sps
 
 from .load import Run

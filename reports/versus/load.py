@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
+from .lazy import numpy as np
 
 SCHEMA_VERSIONS = (1,)
 

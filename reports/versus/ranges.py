@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from .lazy import numpy as np
 
 MAX_RANGES = 8             # a reader can take in this many statements
 PENALTY_PER_LN = 3.0       # penalty per split: 3 ln m noise variances (the fits' BIC term)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import jinja2
-from markupsafe import Markup, escape
+from .lazy import jinja2, markupsafe
 
 from .compare import fmt_bytes
 
@@ -137,13 +136,13 @@ def html_env() -> jinja2.Environment:
     _common_filters(env)
     env.filters["mark_class"] = lambda m: {"+": "faster", "-": "slower"}.get(m, "same")
     from .charts import chart_json, plotly_js
-    env.filters["chart_json"] = lambda spec: Markup(chart_json(spec))
-    env.globals["plotly_js"] = lambda: Markup(plotly_js())
+    env.filters["chart_json"] = lambda spec: markupsafe.Markup(chart_json(spec))
+    env.globals["plotly_js"] = lambda: markupsafe.Markup(plotly_js())
     return env
 
 
 def _latex_finalize(v):
-    if isinstance(v, Markup):
+    if isinstance(v, markupsafe.Markup):
         return v
     return latex_escape("" if v is None else v)
 
@@ -155,17 +154,17 @@ AUTO_WIDTH_COLUMNS = 6   # a table of more columns than this, or with an interva
 _WEIGHT = {"text": 1.4, "limits": 1.6, "bytes": 0.8, "int": 0.6, "p": 0.7}
 
 
-def _latex_column(c: dict, width: float | None) -> Markup:
+def _latex_column(c: dict, width: float | None) -> markupsafe.Markup:
     """l / r, or a wrapping column of the given share of the line width; the share includes the
     column's separation (2 \\tabcolsep), so shares summing to 1 fill the line and no more."""
     text = c.get("fmt", "text") == "text"
     if not width:
-        return Markup("l" if text else "r")
+        return markupsafe.Markup("l" if text else "r")
     align = r"\raggedright" if text else r"\raggedleft"
-    return Markup(f">{{{align}\\arraybackslash}}p{{\\dimexpr{float(width):.4f}\\linewidth-2\\tabcolsep\\relax}}")
+    return markupsafe.Markup(f">{{{align}\\arraybackslash}}p{{\\dimexpr{float(width):.4f}\\linewidth-2\\tabcolsep\\relax}}")
 
 
-def colspec(cols: list[dict]) -> Markup:
+def colspec(cols: list[dict]) -> markupsafe.Markup:
     """A longtable's column specification that never runs past the margin: the shares the
     columns give (`width`), scaled to sum to the line; a table without them of more than
     AUTO_WIDTH_COLUMNS columns or with an interval column (`*_ci`, whose cells can be a sentence)
@@ -179,7 +178,7 @@ def colspec(cols: list[dict]) -> Markup:
         widths = [w or sum(known) / len(known) for w in widths]
         total = sum(widths)
         widths = [w / total for w in widths]
-    return Markup("").join(_latex_column(c, w) for c, w in zip(cols, widths))
+    return markupsafe.Markup("").join(_latex_column(c, w) for c, w in zip(cols, widths))
 
 
 def latex_env() -> jinja2.Environment:
@@ -192,8 +191,8 @@ def latex_env() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
         finalize=_latex_finalize)
     _common_filters(env)
-    env.filters["e"] = lambda v: Markup(latex_escape(v))
-    env.filters["raw"] = Markup
+    env.filters["e"] = lambda v: markupsafe.Markup(latex_escape(v))
+    env.filters["raw"] = markupsafe.Markup
     env.filters["colspec"] = colspec
     env.tests["longer_than"] = lambda v, n: len(v) > n
     env.globals["LONG_TABLE_ROWS"] = LONG_TABLE_ROWS
@@ -203,9 +202,14 @@ def latex_env() -> jinja2.Environment:
     return env
 
 
-def html_safe_svg(svg: str) -> Markup:
+def html_safe_svg(svg: str) -> markupsafe.Markup:
     """SVG produced by our own plotting code (its text is escaped by matplotlib)."""
-    return Markup(svg)
+    return markupsafe.Markup(svg)
+
+
+def escape(value):
+    """HTML-escaped text (MarkupSafe's escape)."""
+    return markupsafe.escape(value)
 
 
 __all__ = ["html_env", "latex_env", "latex_escape", "fmt_value", "sig", "html_safe_svg", "escape"]

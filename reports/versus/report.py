@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
+from .lazy import numpy as np
 
 from .hostload import comparison_note, config_words
 from . import __version__
@@ -610,12 +610,12 @@ def history_section(db: str | None, pdf_dir: Path | None) -> list[dict]:
     from . import charts, plots
     from .history import series
     out = []
-    for i, s in enumerate(series(db)):
+    for i, s in enumerate(series(db, command="report")):
         if len(s["points"]) < 2:
             continue
         out.append({"id": f"history-{i}", "label": s["label"], "hosts": ", ".join(s["hosts"]),
                     "bytes": s["bytes"], "runs": len(s["points"]),
-                    "first": s["points"][0]["date"], "last": s["points"][-1]["date"],
+                    "first": s["points"][0]["date"], "last": s["points"][-1]["date"], "looked": s["change_points"],
                     "changes": [f"{c['date']}: {c['change_pct']:+.1f} % (median of 3 runs each side)"
                                 + ("; the library version changed there" if c["version_changed"] else "")
                                 for c in s["changes"]],
@@ -628,7 +628,9 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
                   pairs: list[dict] | None = None, title: str | None = None,
                   include_invalid: bool = False, history: str | None = None, csv: bool = False) -> dict:
     """Write DIR/index.html, report.tex, appendix.tex, their PDF figures and samples.parquet
-    (and samples.csv when csv is true)."""
+    (and samples.csv when csv is true); without pyarrow, no samples files (said once, and
+    the model's `samples` is None)."""
+    from .deps import optional
     from .render import latex_env
     runs, entries, manifests = collect(paths)
     imported = [r for r in runs if r.imported is not None]
@@ -651,9 +653,11 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
     kept = "; the previous report there is left as it was"
     pending = []        # work beside this process, waited for before its folder goes
     try:
-        samples = beside(write_samples_files, runs, entries, stage / "samples.parquet",
-                         stage / "samples.csv" if csv else None)
-        pending.append(samples)
+        samples = None
+        if optional("pyarrow", "report") is not None:
+            samples = beside(write_samples_files, runs, entries, stage / "samples.parquet",
+                             stage / "samples.csv" if csv else None)
+            pending.append(samples)
         model = build_model(runs, entries, manifests, stage, study, pairs, title, include_invalid)
         model["native"] = native_section(runs, imported, stage)
         model["history"] = history_section(history, stage)
@@ -668,7 +672,7 @@ def render_report(paths: list[str], out: Path, study: str | None = None,
                 value = pending.pop()()
             except InputError as ex:
                 raise InputError(f"report directory {out}: {ex}{kept}") from None
-        model["samples"] = value
+        model["samples"] = value if samples is not None else None     # it is the first one started
         _publish(stage, out)
     except Exception as ex:
         # a write that failed (a full disk), also when a library's clean-up after it raised
@@ -761,9 +765,11 @@ def cmd_report(args) -> int:
         pairs.append({"a": a, "b": b})
     model = render_report(args.results, Path(args.output), args.study, pairs, args.title,
                           args.include_invalid, args.history, args.csv)
+    kept = (f" and samples.parquet{' and samples.csv' if args.csv else ''} ({model['samples']} samples)"
+            if model["samples"] is not None else " (no samples files: see above)")
     print(f"versus report: {model['n_runs']} runs, {model['n_configs']} configurations -> "
-          f"{args.output}/index.html (appendix details.html), {args.output}/report.tex, {args.output}/appendix.tex "
-          f"and samples.parquet{' and samples.csv' if args.csv else ''} ({model['samples']} samples)", file=sys.stderr)
+          f"{args.output}/index.html (appendix details.html), {args.output}/report.tex, {args.output}/appendix.tex"
+          f"{kept}", file=sys.stderr)
     return 0
 
 

@@ -7,7 +7,7 @@ statistics tables (seeds 001, 004), multi-size runs the sweeps.
 """
 from __future__ import annotations
 
-import numpy as np
+from .lazy import numpy as np
 
 from .analysis import analyse_run
 from .compare import compare_runs, named_statements

@@ -9,7 +9,7 @@ spreads, study tables, plots and exports read it instead of converting again.
 """
 from __future__ import annotations
 
-import numpy as np
+from .lazy import numpy as np
 
 from .units import run_meaning
 

@@ -28,7 +28,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
+from .lazy import numpy as np
 
 from .load import PairRecord, Run
 

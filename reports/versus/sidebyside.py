@@ -10,7 +10,7 @@ spread is unknown, so a difference may be the other tool's noise.
 """
 from __future__ import annotations
 
-import numpy as np
+from .lazy import numpy as np
 
 from . import samples
 from .load import InputError, Run

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from .lazy import numpy as np
 
 from .launches import launch_key
 from .load import Run

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
-import numpy as np
+from .lazy import numpy as np
 from .lazy import scipy_stats as sps
 
 from .units import run_meaning

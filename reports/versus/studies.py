@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-import numpy as np
+from .lazy import numpy as np
 
 from .fit import fit_segmented
 from .analysis import headline_bandwidth

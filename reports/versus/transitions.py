@@ -35,7 +35,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-import numpy as np
+from .lazy import numpy as np
 
 from .fit import SegmentedFit
 from .lazy import scipy_stats
