@@ -107,7 +107,7 @@ def install_easybuild(tmp):
                  ok=range(256), timeout=400)
     if rc:
         if re.search(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
-                     r"No matching distribution found|Could not fetch URL|ConnectTimeout|ProxyError", out):
+                     r"from versions: none\)|Could not fetch URL|ConnectTimeout|ProxyError", out):
             skip(f"PyPI is not reachable, EasyBuild cannot be installed:\n{out[-1500:]}")
         vt.fail(f"pip install of EasyBuild {EASYBUILD} failed:\n{out[-4000:]}")
     return os.path.join(venv, "bin", "eb")
