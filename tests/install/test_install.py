@@ -2,9 +2,10 @@
 elsewhere: from the moved tree, versus-run loads all six transports (from the moved tree,
 nothing else), runs a local shm ping-pong, and the installed `versus` summarises it; both
 manual pages render with `man -l` and hold ENVIRONMENT, EXIT STATUS, FILES, EXAMPLES and
-SEE ALSO; bash completion offers transports, patterns and options; the transport SDK's headers compile alone, pkg-config gives their flags from the
-moved tree, the example transport builds out of tree with only those flags and loads
-through VERSUS_MODULE_PATH, and a module of another ABI version is refused by name.
+SEE ALSO; bash completion offers transports, patterns and options; the transport SDK's
+headers compile alone, pkg-config gives their flags from the moved tree, the example
+transport builds out of tree with only those flags and loads through VERSUS_MODULE_PATH,
+and a module of another ABI version is refused by name.
 
 usage: test_install.py BUILD_DIR
 """
