@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 
 def number(kind=float, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
@@ -31,13 +32,41 @@ POSITIVE = number(float, 0, None, lo_open=True, what="a number above 0")
 COUNT = number(int, 0, None, what="a whole number, 0 or more")
 
 
+# versus-run's grammar for a byte count (core/sizes.c, vs_bytes_parse): decimal digits, then
+# nothing or one of these suffixes, any case; binary multiples.  Every size option of `versus`
+# takes the same, so a size written for the runner is read the same way here.
+BYTE_SUFFIXES = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
+                 "g": 1 << 30, "gib": 1 << 30}
+SIZE_WORDS = "bytes such as 8, 1K, 64KiB, 4M or 1G (K, M, G: 2^10, 2^20, 2^30)"
+_BYTES = re.compile(r"([0-9]+)([A-Za-z]*)", re.ASCII)
+
+
+def parse_bytes(text: str) -> int:
+    """A message size as versus-run reads one: '8', '1K', '64KiB', '4m', '1G', '8B'.  ValueError
+    for anything else (a sign, a decimal point, a space, another suffix, beyond 2^64 - 1)."""
+    m = _BYTES.fullmatch(text) if isinstance(text, str) else None
+    if not m or m.group(2).lower() not in BYTE_SUFFIXES:
+        raise ValueError(f"{text!r} is not a message size: give {SIZE_WORDS}")
+    v = int(m.group(1)) * BYTE_SUFFIXES[m.group(2).lower()]
+    if v >= 1 << 64:
+        raise ValueError(f"{text!r} is too large for a message size")
+    return v
+
+
+def message_size(text: str) -> int:
+    """An argparse type: one message size (parse_bytes); a bad one is a usage error (exit 2)."""
+    try:
+        return parse_bytes(text)
+    except ValueError as ex:
+        raise argparse.ArgumentTypeError(str(ex)) from None
+
+
 def size_list(text: str) -> list[int]:
-    """N[,N...]: message sizes in bytes, whole numbers 0 or more."""
-    from .load import InputError
+    """An argparse type: N[,N...], message sizes as parse_bytes reads them (8,1K,64KiB)."""
     out = []
     for item in text.split(","):
-        item = item.strip()
-        if not item.isdigit():
-            raise InputError(f"--sizes {text}: {item!r} is not a size in bytes (a whole number, 0 or more)")
-        out.append(int(item))
+        try:
+            out.append(parse_bytes(item))
+        except ValueError as ex:
+            raise argparse.ArgumentTypeError(f"{text}: {ex}") from None
     return out

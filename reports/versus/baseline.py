@@ -8,9 +8,10 @@ and applies the tolerances, ReFrame style: a reference with a lower and an upper
 per metric and size range, relative (a fraction of the reference) or absolute (us,
 MB/s).
 
-A size fails only when the whole 95 % interval of the change lies beyond the tolerance:
+A size regresses only when the whole 95 % interval of the change lies beyond the tolerance:
 the slowdown is beyond it with 97.5 % confidence one-sided.  A size whose interval
-straddles the bound is `unsure` (not a failure; more launches decide it).  A size that
+straddles the bound is `unsure` (more launches decide it): a failure unless `--unsure skip`
+or `--unsure pass` says otherwise (junit.py: what each verdict is in the JUnit file).  A size that
 improved beyond the lower bound is `improved` (a failure only with --strict, as in
 ReFrame, so that a baseline gets renewed).
 
@@ -46,10 +47,11 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree as ET
 
 import numpy as np
 
+from .argtypes import parse_bytes
+from .junit import junit_xml  # noqa: F401  (the check's JUnit file; kept importable from here)
 from .load import (LAUNCH_ENV_PREFIXES, InputError, Run, configuration_key, describe_difference, load_file,
                    read_input, write_atomically)
 
@@ -57,6 +59,11 @@ FORMAT = "versus-baseline"
 VERSION = 2                # 2: each results file's lines verbatim (strings); 1: its records re-encoded
 READS = (1, 2)
 DEFAULT_TOLERANCE = "latency:-5%,+5%"
+# What an `unsure` size (its interval straddles a bound) does to the check: fail it, or not
+# (skip: a skipped test case in the JUnit file; pass: a passed one).  The default is fail: a
+# green gate means every checked size is known to be within its tolerance.
+UNSURE = ("fail", "skip", "pass")
+DEFAULT_UNSURE = "fail"
 # No sample of a completed run lasts longer than its --timeout (the watchdog ends the run),
 # and versus-run takes at most 86400 s: a latency tolerance that allows more cannot fail.
 LONGEST_NS = 86400e9
@@ -79,8 +86,7 @@ class Rule:
         return b >= self.lo_bytes and (self.hi_bytes is None or b <= self.hi_bytes)
 
 
-_UNIT = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "": 1}
-RULE = re.compile(r"(latency|bandwidth)(?:@([0-9]{1,18}[kKmMgG]?)?-([0-9]{1,18}[kKmMgG]?)?)?:([^,]+),([^,]+)")
+RULE = re.compile(r"(latency|bandwidth)(?:@([0-9]{1,18}[A-Za-z]{0,3})?-([0-9]{1,18}[A-Za-z]{0,3})?)?:([^,]+),([^,]+)")
 
 
 def _show(v: Any, width: int = 60) -> str:
@@ -104,9 +110,12 @@ def accepted(metric: str | None = None) -> str:
         metric or "", "0.5us (latency), 100MB/s (bandwidth)"))
 
 
-def _bytes(s: str) -> int:
-    m = re.fullmatch(r"([0-9]{1,18})([kKmMgG]?)", s)
-    return int(m.group(1)) * _UNIT[m.group(2).lower()]
+def _bytes(s: str, text: str, where: str) -> int:
+    """A size of a rule's range, as versus-run reads sizes (argtypes.parse_bytes)."""
+    try:
+        return parse_bytes(s)
+    except ValueError as ex:
+        raise InputError(f"{where} {_show(text, 80)}: {ex}") from None
 
 
 def _bound(s: str, metric: str, text: str, where: str) -> tuple[float, bool]:
@@ -127,7 +136,7 @@ def _bound(s: str, metric: str, text: str, where: str) -> tuple[float, bool]:
 
 def parse_rule(text: str, where: str = "--tolerance") -> Rule:
     """METRIC[@FROM-TO]:LOWER,UPPER, e.g. latency:-5%,+5%  bandwidth@64K-:-10%,+inf
-    latency@0-1K:-0.2us,+0.2us (sizes in bytes with K/M/G = 2^10/2^20/2^30).  A rule that
+    latency@0-1K:-0.2us,+0.2us (sizes as versus-run reads them: 8, 1K, 64KiB, 4M; binary).  A rule that
     cannot fail whatever is measured is refused: infinite on the side that fails (latency's
     upper bound, bandwidth's lower), a bandwidth allowed to fall by 100 % or more, a latency
     allowed LONGEST_NS or more beyond its reference.  `where` starts the messages."""
@@ -140,8 +149,8 @@ def parse_rule(text: str, where: str = "--tolerance") -> Rule:
                          "bandwidth, e.g. latency:-5%,+5% or bandwidth@64K-:-10%,+inf")
     text = m.group(0)
     metric = m.group(1)
-    lo = _bytes(m.group(2)) if m.group(2) else 0
-    hi = _bytes(m.group(3)) if m.group(3) else None
+    lo = _bytes(m.group(2), text, where) if m.group(2) else 0
+    hi = _bytes(m.group(3), text, where) if m.group(3) else None
     if hi is not None and hi < lo:
         raise InputError(f"{where} {_show(text, 80)}: the size range ends before it starts")
     lower, rel_l = _bound(m.group(4), metric, text, where)
@@ -576,12 +585,32 @@ def _verdict(rule: Rule, ratio: float, ci: list[float], ref_ns: float, b: int) -
     return ("pass" if within else "unsure"), words
 
 
+def fails(status: str, strict: bool, unsure: str) -> bool:
+    """Whether a size with this verdict fails the check."""
+    return (status == "regressed" or (strict and status == "improved")
+            or (status == "unsure" and unsure == "fail"))
+
+
+def _measuring_seconds(runs: list[Run]) -> dict[int, float]:
+    """Per size, the seconds the runs spent measuring it (their records' elapsed_ns added)."""
+    out: dict[int, float] = {}
+    for r in runs:
+        for s in r.sizes:
+            if s.elapsed_ns is not None:
+                out[s.bytes] = out.get(s.bytes, 0.0) + s.elapsed_ns / 1e9
+    return out
+
+
 def check(results: list[str], baseline: str, tolerances: list[str] | None = None, strict: bool = False,
-          seed: int = 0) -> dict:
+          seed: int = 0, unsure: str = DEFAULT_UNSURE) -> dict:
     """The new runs against the baseline, size by size.  InputError (exit 2) for results that
     are not the baseline's configuration, a launch given twice, tolerances that cannot fail,
-    and a check that would check nothing."""
+    and a check that would check nothing.  `unsure` (UNSURE) says what a size whose interval
+    straddles a bound does to the verdict: fail it (the default), or pass with the size shown
+    as skipped or as passed."""
     from .compare import compare_runs
+    if unsure not in UNSURE:
+        raise InputError(f"--unsure {_show(unsure)}: one of {', '.join(UNSURE)}")
     rules = [parse_rule(t) for t in tolerances] if tolerances else None
     warnings: list[str] = []
     doc, base_runs = load_baseline(baseline, warnings)
@@ -630,9 +659,15 @@ def check(results: list[str], baseline: str, tolerances: list[str] | None = None
         raise InputError(f"no size measured both in the results and in the baseline "
                          f"({_show([c['bytes'] for c in cases], 40)}) is one a tolerance can fail at "
                          f"({', '.join(r.text for r in rules)}): nothing to check")
-    failed = [c for c in cases if c["status"] == "regressed" or (strict and c["status"] == "improved")]
+    measured = _measuring_seconds(new_runs)
+    for c in cases:
+        c["measured_s"] = measured.get(c["bytes"])
+        c["fails"] = fails(c["status"], strict, unsure)
+    failed = [c for c in cases if c["fails"]]
     return {"baseline": baseline, "configuration": base_runs[0].label, "results": results,
-            "created": doc.get("created"), "strict": strict,
+            "created": doc.get("created"), "strict": strict, "unsure": unsure,
+            "started": min((str(r.record.get("start_time") or "") for r in new_runs), default=""),
+            "host": next((str(h) for r in new_runs for h in (r.record.get("hosts") or [])[:1]), ""),
             "rules": [r.text for r in rules], "only_new": cmp.only_a, "only_baseline": cmp.only_b,
             "passed": not failed, "cases": cases, "warnings": warnings,
             "counts": {k: sum(c["status"] == k for c in cases)
@@ -649,35 +684,16 @@ def format_check(d: dict) -> str:
                + (f", {n['unchecked']} unchecked" if n["unchecked"] else ""))
     if d["only_baseline"]:
         out.append(f"sizes in the baseline only (not checked): {d['only_baseline']}")
+    if n["unsure"]:
+        out.append(f"unsure sizes {'fail' if d['unsure'] == 'fail' else 'do not fail'} the check "
+                   f"(--unsure {d['unsure']}); more launches a side decide them")
     out.append("PASS" if d["passed"] else "FAIL")
     return "\n".join(out)
 
 
-def junit_xml(d: dict) -> str:
-    """One test case per size: a failure when it regressed (or improved, with --strict); an
-    unsure or unchecked size is a skipped case with the reason."""
-    suite = ET.Element("testsuite", name="versus check", tests=str(len(d["cases"])),
-                       failures=str(sum(1 for c in d["cases"] if c["status"] == "regressed"
-                                        or (d["strict"] and c["status"] == "improved"))),
-                       skipped=str(sum(1 for c in d["cases"] if c["status"] in ("unsure", "unchecked"))))
-    props = ET.SubElement(suite, "properties")
-    for k in ("baseline", "configuration"):
-        ET.SubElement(props, "property", name=k, value=str(d[k]))
-    for c in d["cases"]:
-        tc = ET.SubElement(suite, "testcase", classname=str(d["configuration"]),
-                           name=f"{c['bytes']} B {c.get('metric', '')}".strip())
-        if c["status"] == "regressed" or (d["strict"] and c["status"] == "improved"):
-            ET.SubElement(tc, "failure", message=c["status"], type=c["status"]).text = c["words"]
-        elif c["status"] in ("unsure", "unchecked"):
-            ET.SubElement(tc, "skipped", message=f"{c['status']}: {c['words']}")
-        ET.SubElement(tc, "system-out").text = c["words"]
-    suites = ET.Element("testsuites")
-    suites.append(suite)
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
-
-
 def add_parser(sub) -> None:
-    b = sub.add_parser("baseline", help="save results as a baseline with tolerances (see: versus check)")
+    b = sub.add_parser("baseline", help="save results as a baseline with tolerances (see: versus check); export it "
+                                        "as ReFrame references")
     bs = b.add_subparsers(dest="baseline_command", metavar="ACTION")
     s = bs.add_parser("save", help="keep these results (one configuration, its launches) as the reference",
                       description="Keep the runs' records (their samples) with tolerances, for versus check. "
@@ -690,6 +706,8 @@ def add_parser(sub) -> None:
                         f"{DEFAULT_TOLERANCE.replace('%', '%%')}); "
                         "METRIC latency or bandwidth; bounds in %% or us / MB/s; e.g. bandwidth@64K-:-10%%,+inf")
     s.set_defaults(func=_cmd_save)
+    from .reframe_refs import add_parser as add_export
+    add_export(bs)
     b.set_defaults(func=_cmd_baseline_alone)
     c = sub.add_parser("check", help="check results against a baseline: exit 0 pass, 1 regressed, 2 bad input",
                        description="Compare results with a baseline size by size; a size fails when its whole "
@@ -700,13 +718,16 @@ def add_parser(sub) -> None:
     c.add_argument("--baseline", required=True, metavar="BASE.json")
     c.add_argument("--tolerance", action="append", metavar="RULE", help="override the baseline's tolerances")
     c.add_argument("--strict", action="store_true", help="an improvement beyond the tolerance fails too (ReFrame)")
+    c.add_argument("--unsure", choices=UNSURE, default=DEFAULT_UNSURE,
+                   help="a size whose interval straddles a bound: fail (default: a gate is green only when "
+                        "every checked size is known to be within), skip (shown as skipped, exit 0) or pass")
     c.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     c.add_argument("--junit", metavar="FILE.xml", help="also write JUnit XML: one test case per size")
     c.set_defaults(func=_cmd_check)
 
 
 def _cmd_baseline_alone(args) -> int:
-    raise InputError("give an action: save (see versus baseline save --help)")
+    raise InputError("give an action: save or export (see versus baseline save --help)")
 
 
 def _cmd_save(args) -> int:
@@ -722,7 +743,7 @@ def _cmd_check(args) -> int:
     from .export import dumps
     if args.junit:
         _refuse_output(args.junit, [*args.results, args.baseline], "--junit")
-    d = check(args.results, args.baseline, args.tolerance, args.strict)
+    d = check(args.results, args.baseline, args.tolerance, args.strict, unsure=args.unsure)
     if args.junit:
         write_atomically(args.junit, junit_xml(d), "--junit")
     for w in d["warnings"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .argtypes import COUNT, PERCENT, POSITIVE, PROBABILITY
+from .argtypes import COUNT, PERCENT, POSITIVE, PROBABILITY, message_size, size_list
 from .load import InputError, load_files
 
 
@@ -33,9 +33,8 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_import(args) -> int:
-    from .argtypes import size_list
     from .importers import import_file, records, write_jsonl
-    runs, text = import_file(args.file, args.format, size_list(args.sizes) if args.sizes else None)
+    runs, text = import_file(args.file, args.format, args.sizes)
     if args.output:
         write_jsonl(runs, args.file, text, args.output)
         for r in runs:
@@ -95,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summary", help="statistics, fitted regimes and transitions of each run")
     s.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     s.add_argument("--json", action="store_true", help="print the analysis as JSON (docs/analysis.md)")
-    s.add_argument("--min-bytes", type=COUNT, default=0, help="fit only sizes >= this")
+    s.add_argument("--min-bytes", type=message_size, default=0, metavar="SIZE",
+                   help="fit only sizes >= this (8, 1K, 64KiB, 1M: as versus-run reads sizes)")
     s.add_argument("--penalty", type=POSITIVE, default=None, help="penalty per regime (default: BIC, 3 ln m)")
     add_include_invalid(s)
     s.set_defaults(func=_cmd_summary)
@@ -120,8 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_compare)
     t = sub.add_parser("tables", help="the seed-study tables (variants, run statistics, control limits)")
     t.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
-    t.add_argument("--bytes", type=COUNT, default=None,
-                   help="size for the run-statistics table (default: smallest common size)")
+    t.add_argument("--bytes", type=message_size, default=None, metavar="SIZE",
+                   help="size for the run-statistics table (8, 1K, 1M; default: smallest common size)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=_cmd_tables)
     i = sub.add_parser("import", help="another tool's text output (OSU, IMB, NetPIPE, ucx_perftest, "
@@ -133,9 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("file", metavar="FILE", help="the tool's output as it printed it (or NetPIPE's -o file)")
     i.add_argument("--format", choices=["osu", "imb", "netpipe", "ucx_perftest", "fi_pingpong"],
                    help="the tool (default: guessed when only one tool's signature is in the file)")
-    i.add_argument("--sizes", metavar="N[,N...]",
+    i.add_argument("--sizes", type=size_list, metavar="N[,N...]",
                    help="ucx_perftest only: the message size of each table in order, when the file does not "
-                        "hold the command lines")
+                        "hold the command lines (8,1K,64KiB: as versus-run reads sizes)")
     i.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (default: standard output)")
     i.set_defaults(func=_cmd_import)
     from .baseline import add_parser as add_baseline

@@ -22,15 +22,14 @@ from __future__ import annotations
 import bisect
 import json
 import math
-import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .argtypes import parse_bytes
+
 RUNNER_DEFAULTS = {"iterations": 1000, "iterations_large": 100, "warmup": 100, "warmup_large": 10,
                    "large_from": 64 << 10}
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
-          "gib": 1 << 30}
 _MAX_SIZES = 1 << 20
 MAX_BATCH = 100000          # versus-run's largest batch
 ADAPTIVE_MAX_SIZES = 200    # versus-run's default --adaptive-max-sizes
@@ -38,10 +37,11 @@ PER_VISIT_S = 0.002      # what a size visit costs outside its timed units, meas
 
 
 def _bytes(text: str) -> int | None:
-    m = re.fullmatch(r"(\d+)([A-Za-z]*)", text.strip())
-    if not m or m.group(2).lower() not in _UNITS:
+    """A size as versus-run reads it (argtypes.parse_bytes), or None."""
+    try:
+        return parse_bytes(text)
+    except ValueError:
         return None
-    return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
 def schedule_sizes(spec: str) -> list[int] | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from . import samples
+from .argtypes import message_size
 from .load import InputError, Run, configuration_key, load_file
 
 DEFAULT_DB = "versus-history.sqlite"
@@ -276,7 +277,9 @@ def add_parser(sub) -> None:
     r.set_defaults(func=_cmd_rebuild)
     s = hs.add_parser("show", help="a metric over time per configuration, with change points")
     s.add_argument("--db", default=DEFAULT_DB)
-    s.add_argument("--bytes", type=int, default=None, help="message size (default: the smallest every run has)")
+    s.add_argument("--bytes", type=message_size, default=None, metavar="SIZE",
+                   help="message size: 8, 1K, 64KiB, 1M (as versus-run reads sizes; default: the smallest "
+                        "every run has)")
     s.add_argument("--metric", choices=["latency", "bandwidth"], default="latency")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=_cmd_show)

@@ -171,6 +171,11 @@ def parse_osu(text: str, name: str) -> list[Imported]:
                              f"({', '.join(header)})")
         row: dict = {"bytes": _size(cols[0], f"{name}:{j}")}
         for h, v in zip(header[1:], cols[1:]):
+            if h == "validation":     # OSU 7's -c/--validation: the received data checked, per size
+                if v.lower() not in ("pass", "fail"):
+                    raise InputError(f"{name}:{j}: {v!r} in the Validation column: OSU prints Pass or Fail")
+                row["valid"] = v.lower() == "pass"
+                continue
             x = _num(v, f"{name}:{j}")
             if "lat" in h:     # Latency (us), Avg Latency(us), P50 Tail Lat(us), Min/Max Latency(us)
                 if x <= 0:
@@ -191,6 +196,11 @@ def parse_osu(text: str, name: str) -> list[Imported]:
         raise InputError(f"{name}: an OSU title but no table under it (cut short?)")
     if version is None:
         imp.unknown.append("the OSU version (the title line carries none: built without it)")
+    if header and "validation" in header:
+        bad = [r["bytes"] for r in imp.rows if r.get("valid") is False]
+        imp.conversions.append("Validation column (OSU's -c/--validation, the received data checked): Pass/Fail "
+                               "kept per size as valid true/false" + (f"; Fail at {', '.join(map(str, bad))} B"
+                                                                      if bad else ""))
     if pattern == "pingpong":
         imp.conversions.append("latency: us, one way (OSU prints half the mean round trip)")
     else:
@@ -567,9 +577,17 @@ def imported_document(run) -> dict:
 
 def format_imported(d: dict) -> str:
     from .console import table
+    checked = any("valid" in s for s in d["sizes"])
     rows = [[str(s["bytes"]), f"{s['one_way_ns'] / 1e3:.3f}" if "one_way_ns" in s else "-",
-             f"{s['bandwidth_MBps']:.2f}" if "bandwidth_MBps" in s else "-"] for s in d["sizes"]]
+             f"{s['bandwidth_MBps']:.2f}" if "bandwidth_MBps" in s else "-"]
+            + ([{True: "Pass", False: "FAIL"}.get(s.get("valid"), "-")] if checked else []) for s in d["sizes"]]
     head = (f"{d['source']}: imported from {d.get('tool')} {d.get('test')}"
             f"{' ' + d['version'] if d.get('version') else ''} ({d.get('statistic')}); "
             "a summary without samples: no interval, no fit\n")
-    return head + table(["bytes", "one-way us", "MB/s"], rows) + "\n"
+    out = head + table(["bytes", "one-way us", "MB/s"] + (["validation"] if checked else []), rows) + "\n"
+    bad = [s["bytes"] for s in d["sizes"] if s.get("valid") is False]
+    if bad:
+        out += (f"invalid: {len(bad)} size(s) failed {d.get('tool')}'s validation (the data received was not "
+                f"what was sent): {', '.join(map(str, bad))} B; their figures are not measurements of a "
+                "correct transfer\n")
+    return out

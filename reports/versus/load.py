@@ -410,13 +410,18 @@ SUMMARY_FIGURES = ("one_way_ns", "bandwidth_MBps")
 
 def _summary_record(obj: dict[str, Any], where: str) -> dict:
     """An imported size: bytes and at least one of one_way_ns, bandwidth_MBps, all finite
-    and non-negative."""
+    and non-negative; `valid` (true or false) when the tool checked the data it received."""
     b = obj.get("bytes")
     if not _whole(b, 0, MAX_IMPORTED_BYTES):
         raise InputError(f"{where}: summary record without a valid 'bytes' (a whole number up to 1 TiB)")
     out = {"bytes": b}
     for k, v in obj.items():
         if k in ("record", "bytes", "statistic", SEAL_KEY):
+            continue
+        if k == "valid":          # the tool's own check of the data received (OSU's --validation)
+            if not isinstance(v, bool):
+                raise InputError(f"{where}: summary 'valid' must be true or false")
+            out[k] = v
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise InputError(f"{where}: summary figure {k!r} must be a finite non-negative number")

@@ -575,6 +575,7 @@ def native_section(measured: list[Run], imported: list[Run], pdf_dir: Path | Non
             except InputError:
                 continue          # no size in common
             title = f"{runs[0].label} beside {info.get('tool')} {info.get('test')}"
+            bad = [r["bytes"] for r in d["rows"] if r.get("tool_valid") is False]   # OSU's --validation
             scale, unit = (1e-3, "µs") if d["unit"] == "ns" else (1.0, "MB/s")
             out.append({
                 "id": f"native-{k}-{j}", "title": title, "source": Path(imp.source).name,
@@ -593,7 +594,10 @@ def native_section(measured: list[Run], imported: list[Run], pdf_dir: Path | Non
                                     {True: "inside", False: "outside", None: "-"}[r["inside"]]]
                                    for r in d["rows"]],
                           "notes": [NO_CLAIM] + ([f"versus 95 % CI: {d['versus_interval']}."]
-                                                 if d.get("versus_interval") else [])},
+                                                 if d.get("versus_interval") else [])
+                          + ([f"{info.get('tool')} reported its validation failed at "
+                              f"{', '.join(map(str, bad))} B: its figure there is not a correct transfer's."]
+                             if bad else [])},
                 "plot": plots.native_plot(f"fig-native-{k}-{j}", title, d, pdf_dir),
                 "chart": charts.native_chart(f"native-{k}-{j}", title, d)})
     return out

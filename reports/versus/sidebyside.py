@@ -98,7 +98,7 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
         rows.append({"bytes": b, "versus": ours, "versus_ci": list(ci) if ci else None, "tool": float(tool),
                      "ratio": float(tool) / ours if ours else None,
                      "inside": bool(ci and ci[0] <= tool <= ci[1]) if ci else None,
-                     "samples": int(x.size)})
+                     "samples": int(x.size), **({"tool_valid": s["valid"]} if "valid" in s else {})})
     if not rows:
         have = sorted(pooled)
         raise InputError(f"{imported.source}: no size in common with the measured runs "
@@ -125,12 +125,17 @@ def format_side_by_side(d: dict) -> str:
         rows.append([str(r["bytes"]), f"{r['versus'] * scale:.3f}",
                      f"[{ci[0] * scale:.3f}, {ci[1] * scale:.3f}]" if ci else "-",
                      f"{r['tool'] * scale:.3f}", f"{r['ratio']:.3f}" if r["ratio"] else "-",
-                     {True: "inside", False: "outside", None: "-"}[r["inside"]]])
+                     {True: "inside", False: "outside", None: "-"}[r["inside"]]
+                     + (" (tool's validation: Fail)" if r.get("tool_valid") is False else "")])
     head = (f"versus ({d['versus_statistic']}) beside {d['tool']} {d['test']}"
             f"{' ' + d['version'] if d['version'] else ''} ({d['statistic']}), {shown}\n")
     out = head + table(["bytes", "versus", "versus 95% CI", d["test"] or "tool", "tool/versus", "tool's figure"],
                        rows)
     out += "\nnote: " + d["note"] + "\n"
+    bad = [r["bytes"] for r in d["rows"] if r.get("tool_valid") is False]
+    if bad:
+        out += (f"invalid: {d['tool']} reported its validation failed at {', '.join(map(str, bad))} B "
+                "(the data received was not what was sent): its figure there is not a correct transfer's\n")
     if d.get("versus_interval"):
         out += "versus 95% CI: " + d["versus_interval"] + "\n"
     if d["conversions"]:

@@ -48,7 +48,7 @@ def test_ten_percent_slower_regresses_at_every_size(tmp_path, base):
 
 
 def test_three_percent_slower_is_within_five(tmp_path, base):
-    d = check(files(tmp_path, "bit", scaled(1.03)(BASE), 3, seed0=30), base)
+    d = check(files(tmp_path, "bit", scaled(1.03)(BASE), 3, seed0=30), base, unsure="skip")
     assert d["passed"] and {c["status"] for c in d["cases"]} <= {"pass", "unsure"}
 
 
