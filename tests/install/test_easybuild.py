@@ -195,15 +195,16 @@ def check_module(tmp, prefix, pydir):
              f"pkg-config finds versus-transport.pc through the module (abi {abi}, {cflags.strip()})")
 
     # bash completion: found through XDG_DATA_DIRS alone (the prefix's bin taken off PATH), and
-    # not found once the module's XDG_DATA_DIRS is gone
+    # not found once XDG_DATA_DIRS names another directory (not unset: its default, /usr/local/share,
+    # may hold a versus installed there)
     probe = (f"source '{BASH_COMPLETION}'\n"
              f"PATH=$(tr ':' '\\n' <<<\"$PATH\" | grep -v '^{prefix}/' | paste -sd:)\n"
              "UNSET\nif __load_completion versus-run; then complete -p versus-run versus; else echo 'not found'; fi\n")
     out = in_module(tmp, prefix, pydir, probe.replace("UNSET", ""))
     vt.check("complete -F _versus_run versus-run" in out and "complete -F _versus versus" in out,
              f"bash-completion loads versus-run's completion through XDG_DATA_DIRS ({out.strip()})")
-    out = in_module(tmp, prefix, pydir, probe.replace("UNSET", "unset XDG_DATA_DIRS"))
-    vt.check("not found" in out, "without the module's XDG_DATA_DIRS, bash-completion does not find it")
+    out = in_module(tmp, prefix, pydir, probe.replace("UNSET", f"export XDG_DATA_DIRS='{tmp}/run'"))
+    vt.check("not found" in out, "with another XDG_DATA_DIRS, bash-completion does not find it")
 
 
 tmp = tempfile.mkdtemp(prefix="versus-eb-")
