@@ -17,6 +17,7 @@ packages=(
   libucx-dev ucx-utils libfabric-dev libfabric-bin libhwloc-dev hwloc
   python3 python3-venv python3-dev
   netpipe-tcp netpipe-openmpi procps iproute2 util-linux slurm-wlm munge clang libclang-rt-dev help2man man-db
+  lmod bash-completion
   texlive-latex-base texlive-latex-recommended texlive-latex-extra poppler-utils chromium
 )
 

@@ -121,6 +121,15 @@ void vs_options_usage(FILE *out)
 "      --cleanup             remove the shared-memory segments of runs that died\n"
 "                            (every run also does this as it starts)\n"
 "\n"
+"Environment (the manual page versus-run(1) lists every variable read)\n"
+"  VERSUS_MODULE_PATH DIRS   colon-separated directories searched for transport modules\n"
+"                            before the installed ones (an installation, even a moved\n"
+"                            one, finds its own without it)\n"
+"  The rank and size come from the launcher: VERSUS_RANK and VERSUS_SIZE (--launch\n"
+"  local, or set by hand), OMPI_COMM_WORLD_*, PMI_* (hydra), SLURM_* (srun).\n"
+"  Variables named VERSUS_* or with the transport's prefixes (--list --json) are\n"
+"  written into the run record.\n"
+"\n"
 "Exit status: 0 ok, 1 run failed, 2 bad usage or input, 77 transport cannot run here.\n",
         out);
     fputs("\nPatterns\n", out);

@@ -1,5 +1,6 @@
 """help2man include file for versus(1): one section per subcommand, its --help as argparse
-prints it (the same text; nothing written twice).  usage: man_commands.py OUT.h2m"""
+prints it (the same text; nothing written twice); the other sections are in versus.h2m.
+usage: man_commands.py OUT.h2m"""
 import argparse
 import sys
 
@@ -17,7 +18,6 @@ def main():
         lines.append(".nf")
         lines += [("\\&" + ln) if ln.startswith((".", "'")) else ln for ln in text.splitlines()]
         lines.append(".fi")
-    lines += ["[SEE ALSO]", "versus-run(1); the documents under docs/ of the source tree."]
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

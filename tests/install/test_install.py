@@ -1,10 +1,11 @@
 """`meson install` of this build into a temporary prefix (DESTDIR), the prefix then moved
 elsewhere: from the moved tree, versus-run loads all six transports (from the moved tree,
 nothing else), runs a local shm ping-pong, and the installed `versus` summarises it; both
-manual pages render with `man -l`; bash completion offers transports, patterns and
-options; the transport SDK's headers compile alone, pkg-config gives their flags from the
-moved tree, the example transport builds out of tree with only those flags and loads
-through VERSUS_MODULE_PATH, and a module of another ABI version is refused by name.
+manual pages render with `man -l` and hold ENVIRONMENT, EXIT STATUS, FILES, EXAMPLES and
+SEE ALSO; bash completion offers transports, patterns and options; the transport SDK's
+headers compile alone, pkg-config gives their flags from the moved tree, the example
+transport builds out of tree with only those flags and loads through VERSUS_MODULE_PATH,
+and a module of another ABI version is refused by name.
 
 usage: test_install.py BUILD_DIR
 """
@@ -67,8 +68,10 @@ pkgdir = glob.glob(os.path.join(moved, "share", "versus", "python", "versus", "t
 vt.check(len(pkgdir) == 1, "the package and its templates are under share/versus/python")
 
 # --- manual pages
-for page, words in (("versus-run.1", ["--transport", "--pattern", "--sizes"]),
-                    ("versus.1", ["COMMANDS", "baseline", "import", "--tolerance"])):
+sections = ["ENVIRONMENT", "EXIT STATUS", "FILES", "EXAMPLES", "SEE ALSO"]
+for page, words in (("versus-run.1", ["--transport", "--pattern", "--sizes", "VERSUS_MODULE_PATH", "SLURM_PROCID"]
+                     + sections),
+                    ("versus.1", ["COMMANDS", "baseline", "import", "--tolerance", "VERSUS_RUN"] + sections)):
     path = os.path.join(moved, "share", "man", "man1", page)
     vt.check(os.path.exists(path), f"share/man/man1/{page} is installed")
     p = sh(["man", "-l", path], env=dict(env, MANWIDTH="100", MAN_KEEP_FORMATTING="0", PAGER="cat"))
