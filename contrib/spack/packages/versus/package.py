@@ -57,12 +57,13 @@ class Versus(MesonPackage):
     depends_on("hwloc", when="+hwloc")
 
     # The `versus` command (reports/pyproject.toml's dependencies).  versus(1) is made at build
-    # time by running `versus --help`, which imports the first four: build and run.
-    depends_on("python@3.9:", type=("build", "run"))
-    depends_on("py-numpy@1.22:", type=("build", "run"))
-    depends_on("py-scipy@1.8:", type=("build", "run"))
-    depends_on("py-jinja2@3.0:", type=("build", "run"))
-    depends_on("py-matplotlib@3.5:", type=("build", "run"))
+    # time by running `versus --help`, which needs only the standard library: Python to build and
+    # run, its packages to run.
+    depends_on("python@3.11:", type=("build", "run"))
+    depends_on("py-numpy@1.22:", type="run")
+    depends_on("py-scipy@1.8:", type="run")
+    depends_on("py-jinja2@3.0:", type="run")
+    depends_on("py-matplotlib@3.5:", type="run")
     depends_on("py-plotly@5:", type="run")
     depends_on("py-pyarrow@14:", type="run", when="+parquet")
     # ruptures (change points of `versus history show`) has no Spack package: not a dependency;
