@@ -93,6 +93,14 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
                               "and only such a module does", path);
         goto close_handle;
     }
+    for (size_t i = 0; i < ops->n_options; i++) {
+        const vs_option_t *op = ops->options ? &ops->options[i] : NULL;
+        if (!op || !op->key || !*op->key || (op->kind == VS_OPT_CHOICE && !op->choices)) {
+            snprintf(err, errlen, "%s: row %zu of its %zu options has no key (or a choice no choices)", path, i,
+                     ops->n_options);
+            goto close_handle;
+        }
+    }
     m->handle = h;
     m->ops = ops;
     snprintf(m->path, sizeof m->path, "%s", path);

@@ -102,6 +102,7 @@ typedef struct session {
     vs_module_t mod;
     vs_launch_env_t lenv;
     vs_watchdog_t wd;
+    vs_opt_value_t *topts;  /* the module's option values, one per row of its table */
     vs_transport_t *t;
     vs_bootstrap_t *bs;
     vs_writer_t *writer;
@@ -146,11 +147,11 @@ static void hostload_start(session_t *s)
         r->load = &s->load;
 }
 
-/* The one place a transport is opened: its options were checked against the
- * module's table (vs_topts_check) before any rank started. */
+/* The one place a transport is opened: its options were checked and parsed
+ * against the module's table (vs_topts_parse) before any rank started. */
 static int open_transport(session_t *s)
 {
-    return s->mod.ops->open(&s->host, s->o->topts, s->o->n_topts, &s->t);
+    return s->mod.ops->open(&s->host, s->mod.ops->n_options ? s->topts : NULL, &s->t);
 }
 
 /* Phase 1, load: the module, its options checked; with --launch local the
@@ -165,7 +166,9 @@ static int load(session_t *s, int *code)
         fprintf(stderr, "versus-run: %s\n", err);
         return *code = EXIT_USAGE, 1;
     }
-    if (vs_topts_check(s->mod.ops, o->topts, o->n_topts, err, sizeof err))
+    if (!(s->topts = calloc(s->mod.ops->n_options + 1, sizeof *s->topts)))
+        return *code = report(&s->core, -ENOMEM, "options"), 1;
+    if (vs_topts_parse(s->mod.ops, o->topts, o->n_topts, s->topts, err, sizeof err))
         return *code = usage_error(err), 1;
     if (o->launch_local && s->mod.ops->bootstrap) {
         /* started by its own launcher: opening it here makes it say which */
@@ -539,6 +542,7 @@ static void finish(session_t *s)
         s->bs->close(s->bs);
     if (s->t && s->bs && !ops->bootstrap && s->bs->close)
         s->bs->close(s->bs);
+    free(s->topts);
     /* modules stay mapped: libraries may have registered exit handlers */
 }
 
@@ -556,8 +560,10 @@ static int run(const vs_options_t *o)
     (void)vs_provenance_copy_thresholds(); /* forks the loader: before any library starts */
     (void)vs_shm_sweep(NULL); /* what runs that died left in /dev/shm */
     vs_watchdog_catch();      /* before the local launcher forks the ranks */
-    if (load(&s, &code))
+    if (load(&s, &code)) {
+        free(s.topts);
         return code;
+    }
     s.r = (vs_run_t){.ops = s.mod.ops, .opt = o, .wd = &s.wd, .table = &s.table};
     int rc = vs_watchdog_start(&s.wd, o->timeout_s, s.lenv.rank);
     if (rc) {

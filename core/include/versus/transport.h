@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define VS_TRANSPORT_ABI 3
+#define VS_TRANSPORT_ABI 4
 #define VS_TRANSPORT_ENTRY_SYMBOL "vs_transport_entry"
 
 /* Storage for one outstanding operation, owned by core (no allocation in the
@@ -50,7 +50,7 @@ typedef struct vs_mem {
     void *desc;
 } vs_mem_t;
 
-/* One key=value from --transport-opt. */
+/* One key=value from --transport-opt, as core reads the command line. */
 typedef struct vs_kv {
     const char *key;
     const char *value;
@@ -58,8 +58,9 @@ typedef struct vs_kv {
 
 /* One --transport-opt key a module takes, declared once in a table beside its
  * ops.  Core refuses a key not in the table, a key given twice and a value of
- * the wrong kind before open() (exit 2, with the known keys), and prints the
- * table in `versus-run --list`; open() then only reads the values. */
+ * the wrong kind or above its limit before open() (exit 2, with the known
+ * keys), prints the table in `versus-run --list`, and hands open() every
+ * value parsed (vs_opt_value_t): a module never reads the text of a value. */
 typedef enum vs_option_kind {
     VS_OPT_TEXT,   /* any non-empty text */
     VS_OPT_BYTES,  /* a byte count with an optional K or M suffix, at most max_bytes */
@@ -76,6 +77,19 @@ typedef struct vs_option {
     const char *def;      /* the default, as a user would write it, or what decides */
     const char *help;     /* one line */
 } vs_option_t;
+
+/* What open() gets for one row of the table: opts[i] is options[i].
+ * Given with --transport-opt, the value parsed; not given, the default when
+ * def is written as a value of the option's kind ("8192", "poll"; never for
+ * VS_OPT_TEXT), else all zero: def then says in words what decides ("the
+ * system's") and the module decides.  Only the field of the kind is set. */
+typedef struct vs_opt_value {
+    int given;          /* 1: given on the command line */
+    const char *text;   /* as written ("64K", "block"), or def when that is the value; NULL: none */
+    uint64_t count;     /* VS_OPT_BYTES, VS_OPT_COUNT: the number, K or M applied */
+    unsigned choice;    /* VS_OPT_CHOICE: the value's position in choices, from 0 */
+    double number;      /* VS_OPT_NUMBER */
+} vs_opt_value_t;
 
 /* Services core offers a module.  Modules report errors through error():
  * the text is printed by core, prefixed with the transport name. */
@@ -171,10 +185,10 @@ typedef struct vs_transport_ops {
     /* Library version, callable without open().  Fills buf (NUL-terminated). */
     int (*library_version)(char *buf, size_t len);
 
-    /* Initialise the library.  opts are the --transport-opt pairs, already
-     * checked against `options` (known keys, each once, values of their kind). */
-    int (*open)(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
-                vs_transport_t **out);
+    /* Initialise the library.  opts holds n_options values, one per row of
+     * `options` and in its order (NULL when the module takes none), valid
+     * until close(); core parsed and range-checked them against the table. */
+    int (*open)(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out);
     void (*close)(vs_transport_t *t);
 
     /* Optional: a module that is started by its own launcher (MPI) provides
@@ -212,7 +226,9 @@ typedef struct vs_transport_ops {
      * (e.g. which providers of the library are usable here), one per line. */
     int (*describe)(char *buf, size_t len);
 
-    /* The --transport-opt keys this module takes (n_options entries; none when 0). */
+    /* The --transport-opt keys this module takes (n_options entries; none when 0).
+     * A module names its rows with an enum and designated initializers
+     * ([MY_OPT_MODE] = {"mode", ...}) so that opts[MY_OPT_MODE] is that row. */
     const vs_option_t *options;
     size_t n_options;
 
