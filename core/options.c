@@ -1,7 +1,8 @@
 /* versus-run's command line as one table: each option's name, short name,
  * value, kind, field, default, help group and help text are written once in
- * `table` below; the getopt arrays, --help, --help --json and the defaults are
- * made from it.  The rules between options are the short checks in `rules`. */
+ * vs_option_table below; the getopt arrays, the defaults and (options_help.c)
+ * --help and --help --json are made from it.  The rules between options are
+ * the short checks in `rules`. */
 #include "options.h"
 
 #include "launch.h"
@@ -15,69 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "options_table.h"
 #include "pattern.h"
 #include "pattern_params.h"
-
-typedef struct opt opt_t;
-typedef int (*opt_parse_fn)(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen);
-
-struct opt {
-    const char *name;     /* long name, without the dashes */
-    char short_name;      /* 0: none */
-    const char *value;    /* what the value is called in --help; NULL: takes none */
-    const char *kind;     /* the value's kind, for --help --json */
-    opt_parse_fn parse;
-    size_t field;         /* where the value goes in vs_options_t */
-    long min, max;        /* count: bounds (max 0: none) */
-    const char *unit;     /* count: what the number counts, for the message above max */
-    const char *choices;  /* choice: '|'-separated, stored as the index */
-    int code;             /* method option (method.h) or action */
-    const char *def;      /* the default as a user would write it; NULL: none */
-    int def_later;        /* 1: the default is decided after parsing (it depends on other options) */
-    int group;            /* help section (groups[]); -1: not listed */
-    const char *label;    /* --help's left column when it is not "-s, --name VALUE" */
-    const char *help;     /* continuation lines are indented to the help column; %D: def */
-};
-
-enum { G_TRANSPORT, G_PATTERN, G_METHOD, G_RANKS, G_OUTPUT, G_LAUNCH, G_PLACEMENT, G_ENV, N_GROUPS };
-
-static const struct {
-    const char *title, *intro, *outro;
-} groups[N_GROUPS] = {
-    [G_TRANSPORT] = {"Transport", "", ""},
-    [G_PATTERN] = {"Pattern", "", ""},
-    [G_METHOD] = {"Method (docs/methodology.md)", "", ""},
-    [G_RANKS] = {"More than two ranks (docs/patterns.md)",
-                 "  With N > 2 ranks (N even) pingpong, stream and bistream run on every pair at\n"
-                 "  once, rank i with rank i + N/2 (osu_mbw_mr's pairing): a size record per pair\n"
-                 "  and an aggregate record (bandwidth, message rate) per size.\n",
-                 ""},
-    [G_OUTPUT] = {"Output", "", ""},
-    [G_LAUNCH] = {"Launching (transports that are not MPI)", "",
-                  "  Under mpirun/mpiexec/srun the rank is read from the launcher's environment.\n"
-                  "  The openmpi and mpich transports are started by their own launcher:\n"
-                  "    mpirun.openmpi -np 2 versus-run --transport openmpi\n"
-                  "    mpiexec.mpich -n 2 versus-run --transport mpich\n"},
-    [G_PLACEMENT] = {"Placement", "", ""},
-    [G_ENV] = {"Environment (the manual page versus-run(1) lists every variable read)",
-               "  VERSUS_MODULE_PATH DIRS   colon-separated directories searched for transport modules\n"
-               "                            before the installed ones (an installation, even a moved\n"
-               "                            one, finds its own without it)\n"
-               "  The rank and size come from the launcher: VERSUS_RANK and VERSUS_SIZE (--launch\n"
-               "  local, or set by hand), OMPI_COMM_WORLD_*, PMI_* (hydra), SLURM_* (srun).\n"
-               "  Variables named VERSUS_* or with the transport's prefixes (--list --json) are\n"
-               "  written into the run record.\n",
-               ""},
-};
-
-static const char usage_head[] =
-    "Usage: versus-run --transport NAME [options]\n"
-    "       versus-run --list [--json] | --topology | --help | --version\n"
-    "\n"
-    "Measures point-to-point communication between two processes the same way over\n"
-    "every transport, writes raw samples as JSON Lines and prints an OSU-style table.\n";
-static const char usage_tail[] = "Exit status: 0 ok, 1 run failed, 2 bad usage or input, 77 transport cannot run here.\n";
 
 /* ---- parsing one value, by kind */
 
@@ -96,21 +37,21 @@ static int parse_count(const char *opt, const char *s, long min, long *out, char
 
 #define FIELD(o, d, type) ((type *)((char *)(o) + (d)->field))
 
-static int opt_flag(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_flag(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)arg, (void)err, (void)errlen;
     *FIELD(o, d, int) = 1;
     return 0;
 }
 
-static int opt_text(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_text(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     *FIELD(o, d, const char *) = arg;
     return 0;
 }
 
-static int opt_action(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_action(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)arg, (void)err, (void)errlen;
     o->action = (vs_action_t)d->code;
@@ -118,7 +59,7 @@ static int opt_action(vs_options_t *o, const opt_t *d, const char *arg, char *er
 }
 
 /* A whole number within the option's bounds. */
-static int count_value(const opt_t *d, const char *arg, long *v, char *err, size_t errlen)
+static int count_value(const vs_optdef_t *d, const char *arg, long *v, char *err, size_t errlen)
 {
     char name[64];
     snprintf(name, sizeof name, "--%s", d->name);
@@ -130,12 +71,12 @@ static int count_value(const opt_t *d, const char *arg, long *v, char *err, size
     return rc;
 }
 
-static int opt_count(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_count(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     return count_value(d, arg, FIELD(o, d, long), err, errlen);
 }
 
-static int opt_int_count(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_int_count(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     long v;
     int rc = count_value(d, arg, &v, err, errlen);
@@ -144,7 +85,7 @@ static int opt_int_count(vs_options_t *o, const opt_t *d, const char *arg, char 
     return rc;
 }
 
-static int opt_bytes(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_bytes(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     if (vs_bytes_parse(arg, FIELD(o, d, uint64_t))) {
         snprintf(err, errlen, "--%s expects a size such as 64K, got '%s'", d->name, arg);
@@ -153,7 +94,7 @@ static int opt_bytes(vs_options_t *o, const opt_t *d, const char *arg, char *err
     return 0;
 }
 
-static int opt_seconds(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_seconds(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     char *end;
     errno = 0;
@@ -167,7 +108,7 @@ static int opt_seconds(vs_options_t *o, const opt_t *d, const char *arg, char *e
 }
 
 /* One of d->choices, stored as its index (an enum in that order). */
-static int opt_choice(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_choice(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     size_t len = strlen(arg);
     int i = 0;
@@ -193,12 +134,12 @@ static int opt_choice(vs_options_t *o, const opt_t *d, const char *arg, char *er
     return -EINVAL;
 }
 
-static int opt_method(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_method(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     return vs_method_parse(&o->method, d->code, arg, err, errlen);
 }
 
-static int opt_topt(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_topt(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)d;
     const char *eq = strchr(arg, '=');
@@ -221,7 +162,7 @@ static int opt_topt(vs_options_t *o, const opt_t *d, const char *arg, char *err,
     return 0;
 }
 
-static int opt_batch(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_batch(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     if (!strcmp(arg, "auto")) {
         o->batch = 0;
@@ -230,19 +171,19 @@ static int opt_batch(vs_options_t *o, const opt_t *d, const char *arg, char *err
     return opt_count(o, d, arg, err, errlen);
 }
 
-static int opt_progress(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_progress(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)d;
     return vs_progress_parse(arg, o, err, errlen);
 }
 
-static int opt_buffers(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_buffers(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)d;
     return vs_buffers_parse(arg, o, err, errlen);
 }
 
-static int opt_launch(vs_options_t *o, const opt_t *d, const char *arg, char *err, size_t errlen)
+static int opt_launch(vs_options_t *o, const vs_optdef_t *d, const char *arg, char *err, size_t errlen)
 {
     (void)d;
     o->launch_local = 1;
@@ -264,11 +205,11 @@ static int opt_launch(vs_options_t *o, const opt_t *d, const char *arg, char *er
 #define METHOD(c, k) .kind = (k), .parse = opt_method, .code = (c)
 #define CHOICE(member, list) .kind = "choice", .parse = opt_choice, F(member), .choices = (list)
 
-static const opt_t table[] = {
+const vs_optdef_t vs_option_table[] = {
     {"transport", 't', "NAME", NAMED(transport, "transport"), .group = G_TRANSPORT,
      .help = "transport module: openmpi, mpich, ucx, ofi, shm, tcp\n"
              "(see --list for the modules found and their versions)"},
-    {"transport-opt", 'o', "K=V", .kind = "key=value", .parse = opt_topt, .group = G_TRANSPORT,
+    {"transport-opt", 'o', "K=V", .kind = "key=value", .parse = opt_topt, .repeatable = 1, .group = G_TRANSPORT,
      .help = "option for the module, repeatable (e.g. provider=tcp,\n"
              "mode=block); an unknown key is an error"},
     {"list", 0, NULL, ACTION(VS_ACTION_LIST), .group = G_TRANSPORT,
@@ -403,7 +344,9 @@ static const opt_t table[] = {
     {"version", 0, NULL, ACTION(VS_ACTION_VERSION), .group = -1, .help = "the version and the revision built"},
 };
 
-enum { N_OPTS = sizeof table / sizeof table[0], OPT_VAL_BASE = 1000 };
+enum { N_OPTS = sizeof vs_option_table / sizeof vs_option_table[0], OPT_VAL_BASE = 1000 };
+const int vs_option_count = N_OPTS;
+static const vs_optdef_t *const table = vs_option_table;
 
 static int opt_index(const char *name)
 {
@@ -442,137 +385,6 @@ static void getopt_tables(struct option *longs, char *shorts)
     *s = '\0';
 }
 
-/* ---- --help */
-
-/* Text with %D replaced by the default; each line after the first indented by `indent`. */
-static void put_help(FILE *out, const opt_t *d, int indent)
-{
-    for (const char *p = d->help; *p; p++) {
-        if (p[0] == '%' && p[1] == 'D') {
-            fputs(d->def ? d->def : "", out);
-            p++;
-        } else {
-            fputc(*p, out);
-            if (*p == '\n')
-                fprintf(out, "%*s", indent, "");
-        }
-    }
-    fputc('\n', out);
-}
-
-void vs_options_usage(FILE *out)
-{
-    fputs(usage_head, out);
-    for (int g = 0; g < N_GROUPS; g++) {
-        fprintf(out, "\n%s\n%s", groups[g].title, groups[g].intro);
-        for (int i = 0; i < N_OPTS; i++) {
-            const opt_t *d = &table[i];
-            if (d->group != g)
-                continue;
-            char left[64];
-            if (d->label)
-                snprintf(left, sizeof left, "%s", d->label);
-            else if (d->short_name)
-                snprintf(left, sizeof left, "-%c, --%s%s%s", d->short_name, d->name, d->value ? " " : "",
-                         d->value ? d->value : "");
-            else
-                snprintf(left, sizeof left, "    --%s%s%s", d->name, d->value ? " " : "", d->value ? d->value : "");
-            int w = (int)strlen(left);
-            fprintf(out, "  %s%*s", left, w < 24 ? 26 - w : 2, "");
-            put_help(out, d, 28);
-        }
-        fputs(groups[g].outro, out);
-    }
-    fprintf(out, "\n%s", usage_tail);
-    fputs("\nPatterns\n", out);
-    for (const vs_pattern_t *const *p = vs_patterns; *p; p++)
-        fprintf(out, "  %-12s %s\n", (*p)->name, (*p)->summary);
-}
-
-/* The help text of one option on one line, %D replaced, into buf. */
-static void help_line(const opt_t *d, char *buf, size_t len)
-{
-    size_t at = 0;
-    for (const char *p = d->help; *p && at + 1 < len; p++) {
-        if (p[0] == '%' && p[1] == 'D') {
-            at += (size_t)snprintf(buf + at, len - at, "%s", d->def ? d->def : "");
-            p++;
-        } else if (*p == '\n') {
-            buf[at++] = ' ';
-            while (p[1] == ' ')
-                p++;
-        } else
-            buf[at++] = *p;
-        if (at >= len)
-            at = len - 1;
-    }
-    buf[at] = '\0';
-}
-
-int vs_options_usage_json(FILE *out)
-{
-    vs_json_t j;
-    char text[1024], s[2] = "";
-    vs_json_init(&j);
-    vs_json_obj_begin(&j);
-    vs_json_kstr(&j, "program", "versus-run");
-    vs_json_key(&j, "options");
-    vs_json_arr_begin(&j);
-    for (int i = 0; i < N_OPTS; i++) {
-        const opt_t *d = &table[i];
-        vs_json_obj_begin(&j);
-        vs_json_kstr(&j, "name", d->name);
-        vs_json_key(&j, "short");
-        s[0] = d->short_name;
-        d->short_name ? vs_json_str(&j, s) : vs_json_null(&j);
-        vs_json_key(&j, "value");
-        d->value ? vs_json_str(&j, d->value) : vs_json_null(&j);
-        vs_json_kstr(&j, "kind", d->kind);
-        vs_json_kbool(&j, "repeatable", d->parse == opt_topt);
-        vs_json_key(&j, "choices");
-        if (d->choices) {
-            vs_json_arr_begin(&j);
-            for (const char *c = d->choices; *c;) {
-                size_t n = strcspn(c, "|");
-                snprintf(text, sizeof text, "%.*s", (int)n, c);
-                vs_json_str(&j, text);
-                c += n + (c[n] == '|');
-            }
-            vs_json_arr_end(&j);
-        } else
-            vs_json_null(&j);
-        vs_json_key(&j, "default");
-        d->def ? vs_json_str(&j, d->def) : vs_json_null(&j);
-        vs_json_kbool(&j, "default_depends", d->def_later);
-        vs_json_key(&j, "group");
-        d->group >= 0 ? vs_json_str(&j, groups[d->group].title) : vs_json_null(&j);
-        help_line(d, text, sizeof text);
-        vs_json_kstr(&j, "help", text);
-        vs_json_obj_end(&j);
-    }
-    vs_json_arr_end(&j);
-    vs_json_key(&j, "patterns");
-    vs_json_arr_begin(&j);
-    for (const vs_pattern_t *const *p = vs_patterns; *p; p++) {
-        vs_json_obj_begin(&j);
-        vs_json_kstr(&j, "name", (*p)->name);
-        vs_json_kstr(&j, "summary", (*p)->summary);
-        vs_json_key(&j, "variants");
-        vs_json_arr_begin(&j);
-        for (int k = 0; (*p)->variants[k]; k++)
-            vs_json_str(&j, (*p)->variants[k]);
-        vs_json_arr_end(&j);
-        vs_json_obj_end(&j);
-    }
-    vs_json_arr_end(&j);
-    vs_json_obj_end(&j);
-    int rc = j.oom ? -ENOMEM : 0;
-    if (!rc && (fwrite(j.buf, 1, j.len, out) != j.len || fputc('\n', out) == EOF))
-        rc = -EIO;
-    vs_json_free(&j);
-    return rc;
-}
-
 /* ---- rules between options, in the order they are checked (after every
  * option is read, for a run only).  given[i]: option i was on the command line. */
 
@@ -583,7 +395,7 @@ static int given_opt(const unsigned char *given, const char *name) { return give
 /* Apply option name's value as if given (a default decided by other options). */
 static int apply(vs_options_t *o, const char *name, const char *value, char *err, size_t errlen)
 {
-    const opt_t *d = &table[opt_index(name)];
+    const vs_optdef_t *d = &table[opt_index(name)];
     return d->parse(o, d, value, err, errlen);
 }
 
@@ -748,7 +560,7 @@ static const rule_fn rules[] = {
  * would silently win over the first. */
 static int once(int i, unsigned char *given, char *err, size_t errlen)
 {
-    if (table[i].parse == opt_topt)
+    if (table[i].repeatable)
         return 0;
     if (given[i]) {
         snprintf(err, errlen, "--%s is given twice; give it once (only --transport-opt repeats)", table[i].name);
