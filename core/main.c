@@ -587,7 +587,14 @@ int main(int argc, char **argv)
         code = usage_error(err);
     } else {
         switch (o.action) {
-        case VS_ACTION_HELP: vs_options_usage(stdout); code = EXIT_OK; break;
+        case VS_ACTION_HELP:
+            if (o.json)
+                code = vs_options_usage_json(stdout) ? EXIT_FAIL : EXIT_OK;
+            else {
+                vs_options_usage(stdout);
+                code = EXIT_OK;
+            }
+            break;
         case VS_ACTION_VERSION: printf("versus-run %s (%s)\n", VS_VERSION, VS_REVISION); code = EXIT_OK; break;
         case VS_ACTION_LIST: code = vs_module_list(stdout, o.json) ? EXIT_FAIL : EXIT_OK; break;
         case VS_ACTION_TOPOLOGY: code = vs_topology_print(stdout) ? EXIT_FAIL : EXIT_OK; break;

@@ -377,34 +377,38 @@ class RunnerInfo:
     modules: dict[str, str]      # name -> "yes" or the reason it does not load
     patterns: list[str]
     declared: dict[str, dict] = field(default_factory=dict)  # name -> what the module declares
+    options: list[dict] = field(default_factory=list)        # versus-run's own (--help --json)
+
+
+def runner_help(path: str) -> dict:
+    """versus-run --help --json: the table its command line is parsed with (each option's name,
+    short name, value, kind, choices, default, help) and its patterns with their variants."""
+    try:
+        p = subprocess.run([path, "--help", "--json"], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as ex:
+        raise InputError(f"{path} --help --json: {ex}") from None
+    try:
+        doc = json.loads(p.stdout)
+    except (ValueError, RecursionError):
+        doc = None
+    if not (isinstance(doc, dict) and isinstance(doc.get("options"), list) and isinstance(doc.get("patterns"), list)):
+        raise InputError(f"{path} --help --json did not print its option table (exit {p.returncode}): "
+                         f"a versus-run older than this package? rebuild it")
+    return doc
 
 
 def probe_runner(path: str) -> RunnerInfo:
-    def out(args):
-        try:
-            p = subprocess.run([path, *args], capture_output=True, text=True, timeout=60,
-                               stdin=subprocess.DEVNULL)
-            return p.stdout + p.stderr
-        except (OSError, subprocess.TimeoutExpired) as ex:
-            raise InputError(f"{path} {' '.join(args)}: {ex}") from None
     try:
         declared = vsmod.declared(path)
     except vsmod.ModuleListError as ex:
         raise InputError(str(ex)) from None
     modules = {name: "yes" if m.get("loads") else (m.get("reason") or "does not load")
                for name, m in declared.items()}
-    patterns, inside = [], False
-    for line in out(["--help"]).splitlines():
-        if line.strip() == "Patterns":
-            inside = True
-            continue
-        if inside:
-            m = re.match(r"^  (\w[\w-]*)\s", line)
-            if m:
-                patterns.append(m.group(1))
-            elif line and not line.startswith(" "):
-                inside = False
-    return RunnerInfo(path, modules, patterns, declared)
+    doc = runner_help(path)
+    patterns = [p["name"] for p in doc["patterns"] if isinstance(p, dict) and isinstance(p.get("name"), str)]
+    options = [o for o in doc["options"] if isinstance(o, dict) and isinstance(o.get("name"), str)]
+    return RunnerInfo(path, modules, patterns, declared, options)
 
 
 def choose_launcher(spec: RunSpec, environ: dict, module: dict | None = None) -> str:
@@ -477,19 +481,18 @@ def build_command(spec: RunSpec, runner: str, out: Path, environ: dict | None = 
 # variables of `env`, nodes, hosts, launcher_args) is read from the manifest of the campaign that
 # wrote the file; a part neither states is not compared.
 
-# versus-run's short options as their long names, and those that take a value
-_SHORT = {"t": "transport", "o": "transport-opt", "p": "pattern", "V": "variant", "s": "sizes",
-          "i": "iterations", "w": "warmup", "b": "batch", "O": "out", "q": "quiet", "v": "verbose",
-          "L": "launch", "n": "np", "T": "timeout", "h": "help"}
-_SHORT_VALUE = set("topVsiwbOLnT")
 # the campaign's bookkeeping (not what is measured), and what is compared as the launcher and ranks
 _NOT_COMPARED = {"out", "overwrite", "quiet", "verbose", "launch-id", "launch", "np"}
 _ORDER = ["transport", "transport-opt", "pattern", "variant", "sizes"]
 
 
-def runner_arguments(argv: list) -> dict:
+def runner_arguments(argv: list, options: list[dict] | None = None) -> dict:
     """A runner command line (its program left out) as {long option name: value}: --transport-opt
-    as a table, a flag as True, anything else as given under "arguments"."""
+    as a table, a flag as True, anything else as given under "arguments".  options: the runner's
+    table (RunnerInfo.options) says which options take a value and what the short ones stand for;
+    without it a long option takes the next word unless that starts with "-"."""
+    longs = {o["name"]: o for o in options or []}
+    shorts = {o["short"]: o for o in options or [] if o.get("short")}
     out: dict = {}
     i = 0
     while i < len(argv):
@@ -497,13 +500,14 @@ def runner_arguments(argv: list) -> dict:
         val = True
         if tok.startswith("--") and len(tok) > 2:
             name, eq, v = tok[2:].partition("=")
+            takes = longs[name].get("value") if name in longs else i < len(argv) and not str(argv[i]).startswith("-")
             if eq:
                 val = v
-            elif i < len(argv) and not str(argv[i]).startswith("-"):
+            elif takes and i < len(argv):
                 val, i = str(argv[i]), i + 1
         elif tok.startswith("-") and len(tok) > 1:
-            name = _SHORT.get(tok[1], tok[1:])
-            if tok[1] in _SHORT_VALUE:
+            name = shorts[tok[1]]["name"] if tok[1] in shorts else tok[1:]
+            if tok[1] in shorts and shorts[tok[1]].get("value"):
                 if len(tok) > 2:
                     val = tok[2:]
                 elif i < len(argv):
@@ -519,10 +523,12 @@ def runner_arguments(argv: list) -> dict:
     return out
 
 
-def asked_configuration(spec: RunSpec, cmd: list[str], runner: str, launcher: str) -> dict:
-    """The parts of a run's configuration the campaign asks for (what the manifest keeps)."""
+def asked_configuration(spec: RunSpec, cmd: list[str], runner: str, launcher: str,
+                        options: list[dict] | None = None) -> dict:
+    """The parts of a run's configuration the campaign asks for (what the manifest keeps);
+    options: the runner's own (RunnerInfo.options)."""
     argv = cmd[cmd.index(runner) + 1:] if runner in cmd else []
-    return {"arguments": runner_arguments(argv), "ranks": spec.np, "launcher": launcher,
+    return {"arguments": runner_arguments(argv, options), "ranks": spec.np, "launcher": launcher,
             "env": dict(spec.env), "nodes": spec.nodes, "hosts": list(spec.hosts),
             "launcher_args": list(spec.launcher_args)}
 
@@ -574,10 +580,11 @@ def _word(v, absent: str = "(not given)") -> str:
 
 
 def configuration_changes(asked: dict, rec: dict, before: dict | None, module: dict | None,
-                          run_env: dict) -> list[str]:
+                          run_env: dict, options: list[dict] | None = None) -> list[str]:
     """What differs between the configuration asked for and the one a results file measured, as
     "part old -> new" (empty when nothing does).  rec: the file's run record; before: its entry
-    in the earlier manifest (or None); run_env: the environment the runner is given now."""
+    in the earlier manifest (or None); run_env: the environment the runner is given now;
+    options: the runner's own (RunnerInfo.options)."""
     before = before if isinstance(before, dict) else {}
     was = before.get("configuration") if isinstance(before.get("configuration"), dict) else {}
     changes = []
@@ -586,7 +593,7 @@ def configuration_changes(asked: dict, rec: dict, before: dict | None, module: d
     line = rec.get("command_line")
     only = None
     if isinstance(line, list) and line:
-        old_args = runner_arguments(line[1:])
+        old_args = runner_arguments(line[1:], options)
     elif isinstance(was.get("arguments"), dict):
         old_args = was["arguments"]
     else:
@@ -1017,13 +1024,13 @@ def _run_all(camp, results, info, have_nodes, environ, lab, stream, entries) -> 
                 continue
             module = info.declared.get(spec.transport)
             entry["configuration"] = asked_configuration(spec, cmd, info.path,
-                                                         choose_launcher(spec, environ, module))
+                                                         choose_launcher(spec, environ, module), info.options)
         done = False
         if cmd is not None and os.path.lexists(out):
             # the file of an earlier launch of this run: kept when it measured what is asked now
             rec, complete = first_record(out), result_status(out) == "ok"
             changed = (configuration_changes(entry["configuration"], rec, before.get(spec.filename), module,
-                                             {**environ, **spec.env}) if rec is not None
+                                             {**environ, **spec.env}, info.options) if rec is not None
                        else None if not complete else [])
             if changed or (complete and rec is None):
                 kept = set_aside(results, out)
