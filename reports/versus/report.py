@@ -19,6 +19,7 @@ import os
 import platform
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .lazy import numpy as np
@@ -26,9 +27,11 @@ from .lazy import numpy as np
 from .hostload import comparison_note, config_words
 from . import __version__
 from .analysis import Analysis, analyse_run, invalid_note
-from .compare import compare_runs, fmt_bytes, launch_spread
+from .compare import compare_runs, fmt_bytes
+from .launches import launch_spread, method_words
 from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
 from .report_methods import methods_section
+from .samples import SampleSet
 from .report_studies import study_section
 from .speedclass import speed_classes
 from .stats import SizeStats
@@ -53,6 +56,12 @@ class Config:
     analysis: Analysis | None = None
     sizes: list[dict] = field(default_factory=list)
     entry: dict | None = None
+
+    @cached_property
+    def samples(self) -> SampleSet:
+        """Its launches' samples, made the first time a comparison, the launch spread
+        or the speed classes ask for them, and then handed to each of them."""
+        return SampleSet.of(self.runs)
 
     @property
     def transport(self) -> str:
@@ -271,7 +280,7 @@ def detail_table(c: Config) -> dict:
 
 
 def spread_table(c: Config, spread: list[dict]) -> dict | None:
-    """Per size, the launch medians' spread beside the spread within launches (compare.launch_spread)."""
+    """Per size, the launch medians' spread beside the spread within launches (launches.launch_spread)."""
     if not spread:
         return None
     rows = [[r["bytes"], r["launches"], r["median_of_medians_us"], r["between_launch_sd_us"],
@@ -317,11 +326,10 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
     between-launch inference, launches.py)."""
     if not {s["bytes"] for s in a.sizes} & {s["bytes"] for s in b.sizes}:
         return None
-    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid).to_dict()
+    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid, samples=(a.samples, b.samples)).to_dict()
     rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
              {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_value"]]
             for s in cmp["sizes"]]
-    from .launches import method_words
     notes = [f"Times: {cmp['time_label']}; {method_words(cmp['sizes'])}. A size's mark is its own 95 % "
              "interval's (+ A faster, - A slower, ~ the interval includes 1, = under the minimum effect); "
              "in parentheses where no statement over its range claims it. The statements above are the "
@@ -492,9 +500,9 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                          "staircases": [staircase_sentence(sc.to_dict()) for sc in c.analysis.staircases]
                          if c.analysis else [],
                          "left_out": (c.analysis.left_out or {}).get("text") if c.analysis else None,
-                         "spread": (spread := launch_spread(c.runs) if len(c.runs) > 1 else []),
+                         "spread": (spread := launch_spread(c.samples) if len(c.runs) > 1 else []),
                          "spread_table": spread_table(c, spread),
-                         "speed_classes": (speed_classes(c.runs) or {}).get("text"),
+                         "speed_classes": (speed_classes(c.runs, c.samples) or {}).get("text"),
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
                                                    [t.to_dict() for t in c.analysis.transitions]
