@@ -947,8 +947,13 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
         if not passing:
             continue
         # of the gaps that pass, the largest step (as attribute(): t says how sure, not how big;
-        # the gaps next to a step share some of its sizes and pass too, with less height)
-        i, t, centre, level = max(passing, key=lambda c: abs(c[2]))
+        # the gaps next to a step share some of its sizes and pass too, with less height) -- but
+        # a value the transport computed for the payload (exact) is a hypothesis about one gap:
+        # when the gap holding the value passes, it is the step (tcp's 64 B padding puts steps of
+        # the same height every 64 B inside the window; a CI launch named one 124 B below the
+        # packet step at MTU 9000)
+        at = [c for c in passing if x[c[0]] < val <= x[c[0] + 1]] if _exact(names) else []
+        i, t, centre, level = at[0] if at else max(passing, key=lambda c: abs(c[2]))
         tr = Transition(int(x[i + 1]), int(x[i]), int(x[i + 1]), "step", centre / 1e3, None)
         tr.effect_rel, tr.noise_rel = centre / level, loc.rel_noise
         tr.replicate_t, tr.replicates, tr.stands_out = float(t), len(reps), True
