@@ -332,14 +332,14 @@ static int meet(session_t *s)
 static void medium_check(session_t *s)
 {
     const char *h0 = s->hosts, *h1 = s->hosts + HOST_LEN, *m = s->info.medium;
-    int shm = !strcmp(m, VS_MEDIUM_SHM), may = !strcmp(m, VS_MEDIUM_MAY_SHM);
-    if (s->r.size < 2 || !strcmp(h0, h1) || !(shm || may))
+    int shared = !strcmp(m, VS_MEDIUM_SHM), may = !strcmp(m, VS_MEDIUM_MAY_SHM);
+    if (s->r.size < 2 || !strcmp(h0, h1) || !(shared || may))
         return;
     snprintf(s->warning, sizeof s->warning,
              "ranks 0 and 1 run on different hosts ('%s', '%s') but %s %s shared memory%s%s%s: the figures "
              "are those of one machine, not of the network between the hosts; restrict the library to its "
              "network transports",
-             h0, h1, s->o->transport, shm ? "moves the messages through" : "is allowed to use",
+             h0, h1, s->o->transport, shared ? "moves the messages through" : "is allowed to use",
              s->info.provider[0] ? " (" : "", s->info.provider, s->info.provider[0] ? ")" : "");
     if (s->r.rank == 0)
         fprintf(stderr, "versus-run: warning: %s\n", s->warning);

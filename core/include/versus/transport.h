@@ -122,7 +122,7 @@ typedef struct vs_attr {
 #define VS_MEDIUM_NETWORK "network"
 
 typedef struct vs_transport_info {
-    char name[32];       /* module name, e.g. "openmpi" */
+    char name[32];       /* module name, as in --transport NAME */
     char library[64];    /* e.g. "Open MPI", "UCX", "libfabric" */
     char version[256];   /* the library's own version string */
     char provider[256];  /* provider / transports actually selected, or "" */
@@ -144,7 +144,7 @@ typedef struct vs_transport vs_transport_t; /* a module's own context */
  * and tests; modules that meet through versus-run's launchers leave it NULL. */
 typedef struct vs_launcher_hint {
     const char *kind;     /* "mpirun" (Open MPI's command line) or "mpiexec" (Hydra's) */
-    const char *program;  /* the command, e.g. "mpirun.openmpi" */
+    const char *program;  /* the command: "mpirun", or an MPI's own versioned one */
     const char *srun_mpi; /* the plugin for `srun --mpi=`, or NULL for srun's default */
 } vs_launcher_hint_t;
 
