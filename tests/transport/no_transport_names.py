@@ -50,8 +50,8 @@ AREAS = {
 LINES = [
     ("core/options.c", "transport module: ", "--help's list of modules (the option table is being rewritten)"),
     ("core/options.c", "provider=tcp", "--help's example of a module option"),
-    ("core/options.c", "transports are started by their own launcher", "--help's MPI example"),
-    ("core/options.c", "versus-run --transport ", "--help's MPI example"),
+    ("core/options_help.c", "transports are started by their own launcher", "--help's MPI example"),
+    ("core/options_help.c", "versus-run --transport ", "--help's MPI example"),
     ("core/launch_tcp.c", '.name = "tcp"', "the TCP rendezvous bootstrap's own name, not a transport"),
     ("core/launch_tcp.c", "<netinet/tcp.h>", "the system's TCP header"),
     ("core/include/versus/bootstrap.h", '"mpi", "tcp", "threads"', "bootstrap names, not transports"),
