@@ -28,7 +28,6 @@ import json
 import math
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from pathlib import Path
 
 from .launches import CLAIM_LAUNCHES
 from .load import InputError, output_dir, read_input, write_atomically
+from .modules import find_runner
 from . import modules as vsmod
 from .eta import Estimator, plan_of, read_costs
 from .progress import Progress, _fmt_s
@@ -355,21 +355,6 @@ def interleave(runs: list[RunSpec]) -> list[RunSpec]:
 
 
 # ---------------------------------------------------------------- the runner
-
-def find_runner(explicit: str | None = None) -> str:
-    """--runner, then $VERSUS_RUN, then PATH, then the build tree next to the sources."""
-    root = Path(__file__).resolve().parents[2]
-    if explicit is not None:
-        explicit = explicit if os.sep in explicit else shutil.which(explicit) or explicit
-        if not vsmod.first_executable([explicit]):
-            raise InputError(f"--runner {explicit}: no executable there (give the path of versus-run)")
-    found = vsmod.first_executable([explicit, os.environ.get("VERSUS_RUN"), shutil.which("versus-run"),
-                              str(root / "build" / "core" / "versus-run")])
-    if found:
-        return found
-    raise InputError("cannot find versus-run: give --runner PATH, set VERSUS_RUN, put it on PATH, "
-                     "or build it (meson setup build && ninja -C build)")
-
 
 @dataclass
 class RunnerInfo:
