@@ -389,6 +389,31 @@ def launcher_args(kind: str) -> list[str]:
                      "(for transports without an MPI launcher set launcher = \"mpirun\")")
 
 
+class Boxes:
+    """The lab as the place a campaign's ranks run (versus campaign --lab; where.py says what a
+    place answers): every run starts on box-a; a run over more than one node gets one box per node
+    through the lab's remote-shell agent, and, when it names no CPUs, CPUs spread over this
+    machine's (the boxes share them: the first rank of each box would take CPU 0)."""
+    nodes = len(BOXES)
+
+    def ready(self) -> None:
+        if not status()["up"]:
+            raise InputError("--lab: the lab is down: start it with 'versus lab up' (see versus lab up --help)")
+
+    def place(self, spec, kind: str) -> tuple[list, list, list]:
+        if (spec.nodes or 1) <= 1:
+            return spec.hosts, spec.launcher_args, []
+        hosts = spec.hosts or [b.name for b in BOXES][:spec.nodes]
+        largs = launcher_args(kind) + spec.launcher_args
+        if spec.cpus is not None:
+            return hosts, largs, []
+        ncpu = os.cpu_count() or 1
+        return hosts, largs, ["--cpus", ",".join(str(i % ncpu) for i in range(spec.np))]
+
+    def command(self, argv: list[str]) -> list[str]:
+        return command("a", argv)
+
+
 def status() -> dict:
     """What is there now: per box its namespace, address, MTU, queueing discipline and TCP
     congestion control."""
