@@ -539,15 +539,20 @@ int main(int argc, char **argv)
         alarm(HANG_LIMIT_S);
         int rc = rank_main(ops, -1, -1, max, peer_death, reg, expect_map, trunc_ends, opts);
         fflush(stdout);
+        free(opts);
         return rc;
     }
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+        free(opts);
         return 1;
+    }
     pid_t pid[2];
     for (int r = 0; r < 2; r++) {
-        if ((pid[r] = fork()) < 0)
+        if ((pid[r] = fork()) < 0) {
+            free(opts);
             return 1;
+        }
         if (pid[r] == 0) {
             close(sv[1 - r]);
             alarm(HANG_LIMIT_S);
@@ -573,5 +578,6 @@ int main(int argc, char **argv)
                 fprintf(stderr, "FAIL: rank %d hung for %d s\n", r, HANG_LIMIT_S);
         }
     }
+    free(opts);
     return worst;
 }
