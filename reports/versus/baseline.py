@@ -605,6 +605,7 @@ def check(results: list[str], baseline: str, tolerances: list[str] | None = None
     straddles a bound does to the verdict: fail it (the default), or pass with the size shown
     as skipped or as passed."""
     from .compare import compare_runs
+    from .hostload import comparison_note
     if unsure not in UNSURE:
         raise InputError(f"--unsure {_show(unsure)}: one of {', '.join(UNSURE)}")
     rules = [parse_rule(t) for t in tolerances] if tolerances else None
@@ -632,6 +633,8 @@ def check(results: list[str], baseline: str, tolerances: list[str] | None = None
     warnings += _baseline_launches(new_runs, base_runs)
     check_rules_can_fail(rules, base_runs, where)
     cmp = compare_runs(new_runs, base_runs, seed=seed, labels=("new", "baseline"))
+    if cmp.load_note:       # an unsure or regressed size may be the host's: the gate says so
+        warnings.append(comparison_note(new_runs, base_runs, "new", "baseline"))
     if not cmp.sizes:
         raise InputError(f"no size was measured both in the results and in the baseline (results "
                          f"{_show(cmp.only_a, 40)}, baseline {_show(cmp.only_b, 40)}): nothing to check")

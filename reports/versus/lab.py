@@ -295,13 +295,20 @@ def _restore_congestion() -> None:
         pass
 
 
+CC_KNOB = "/proc/sys/net/ipv4/tcp_congestion_control"
+
+
+def _box_congestion(netns: str) -> str:
+    """The congestion control the box uses ("" when it cannot be read)."""
+    return subprocess.run(["ip", "netns", "exec", netns, "cat", CC_KNOB], capture_output=True,
+                          text=True).stdout.strip()
+
+
 def _congestion(netns: str) -> str:
     """Set the box's congestion control to CONGESTION; return the one it uses."""
-    knob = "/proc/sys/net/ipv4/tcp_congestion_control"
-    subprocess.run(["ip", "netns", "exec", netns, "sh", "-c", f'echo {CONGESTION} > {knob}'],
+    subprocess.run(["ip", "netns", "exec", netns, "sh", "-c", f'echo {CONGESTION} > {CC_KNOB}'],
                    capture_output=True, text=True)
-    p = subprocess.run(["ip", "netns", "exec", netns, "cat", knob], capture_output=True, text=True)
-    return p.stdout.strip()
+    return _box_congestion(netns)
 
 
 def _tbf(netns: str, dev: str, rate_mbit: float, mtu: int, what: str, parent: str = "root") -> None:
@@ -438,9 +445,7 @@ def status() -> dict:
             q = subprocess.run(["tc", "-n", x.netns, "qdisc", "show", "dev", IFACE],
                                capture_output=True, text=True).stdout.strip()
             d["qdisc"] = q.splitlines()[0] if q else ""
-            cc = subprocess.run(["ip", "netns", "exec", x.netns, "cat", "/proc/sys/net/ipv4/tcp_congestion_control"],
-                                capture_output=True, text=True).stdout.strip()
-            d["congestion"] = cc
+            d["congestion"] = _box_congestion(x.netns)
         out["boxes"].append(d)
     return out
 

@@ -9,9 +9,16 @@ tbf's rate is steady from launch to launch (three launches at 100 Mbit/s: 95.28,
 Mbit/s), unlike a loopback ping-pong's time on a busy two-CPU host, whose launches move by 5 to
 25 % by themselves.  Still, one launch in a CI run came out 3 % off the others at 256 KiB: with
 three launches a side the interval (t on two degrees of freedom) then reached +4.9 % and the size was
-`unsure`, which is the check being honest; five a side keep one such launch from hiding the slowdown.  Exits 77 when this machine cannot make network namespaces."""
+`unsure`, which is the check being honest; five a side keep one such launch from hiding the slowdown.  With a CPU-bound process on the ranks'
+CPUs the link no longer sets the time: 64 KiB took 12.0 ms round trip at both rates (10.6 and 11.65 ms
+quiet), the check said `unsure` (+0.5 % [-7.2 %, +8.8 %]), and versus-run's own record said so
+(the ranks waited for a CPU 27-41 % of the time, against under 1 % quiet).  A launch recorded as
+loaded by hostload.py's rule is measured again (three attempts); a launch still loaded then ends the
+test with exit 77 and the figures, since the slowdown to be found is not there.  Exits 77 when this
+machine cannot make network namespaces."""
 import json
 import os
+import statistics
 import sys
 from xml.etree import ElementTree as ET
 
@@ -19,21 +26,48 @@ import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, across, down_and_check, lab  # noqa: E402  (the helpers beside this test)
+from versus.hostload import LOADED_OTHERS, LOADED_STEAL, LOADED_WAITED  # noqa: E402
 
 RATE = 100.0
 SLOWED = RATE / 1.10
 SIZES = "64K,128K"
 LAUNCHES = 5
+TRIES = 3         # attempts of a launch that versus-run records as on a loaded host
+busy = []
 d = vt.tmpdir()
+
+
+def loaded(out):
+    """versus-run's own host-load figures for a launch (hostload.py's rule), or None when quiet."""
+    end = vt.read_jsonl(out)[2] or {}
+    w, o, st = (end.get(k) or 0 for k in ("host_load_waited", "host_load_others", "host_load_steal"))
+    if w >= LOADED_WAITED or o >= LOADED_OTHERS or st >= LOADED_STEAL:
+        return f"ranks waited {w:.0%}, others used {o:.0%}, steal {st:.0%}"
+    return None
 
 
 def launches(tag):
     paths = []
     for k in range(LAUNCHES):
         out = f"{d}/{tag}{k}.jsonl"
-        _, sizes, end, _ = across("tcp", SIZES, out, ["-i", "20", "-w", "3", "--iterations-large", "20",
-                                                      "--warmup-large", "3"])
-        vt.check(end["status"] == "ok" and len(sizes) == 2, f"{tag} launch {k}: status ok, two sizes")
+        for attempt in range(1, TRIES + 1):
+            _, sizes, end, _ = across("tcp", SIZES, out, ["-i", "20", "-w", "3", "--iterations-large", "20",
+                                                          "--warmup-large", "3"])
+            vt.check(end["status"] == "ok" and len(sizes) == 2, f"{tag} launch {k}: status ok, two sizes")
+            load = loaded(out)
+            vt.log(f"{tag} launch {k} (attempt {attempt}): median " + ", ".join(
+                f"{r['bytes']} B {statistics.median(r['samples_ns']) / 1e3:.1f} us" for r in sizes)
+                + (f"; loaded host: {load}" if load else "; quiet host"))
+            if not load:
+                break
+            busy.append(f"{tag} launch {k}: {load}")
+            os.replace(out, f"{d}/{tag}{k}.loaded{attempt}.jsonl")     # kept beside, not used
+        else:               # the finally below takes the lab down
+            print(f"SKIP: the host stayed loaded through {TRIES} attempts of one launch ({busy[-1]}): the link "
+                  "no longer sets the time (on this host a CPU-bound process on the ranks' CPUs put "
+                  "64 KiB at 12.0 ms round trip at both 100 and 90.9 Mbit/s), so the slowdown this "
+                  "test must find is not there to find", flush=True)
+            sys.exit(vt.SKIP)
         paths.append(out)
     return paths
 
@@ -78,4 +112,6 @@ res = json.loads(p.stdout)
 for c in res["cases"]:
     vt.check(c["status"] != "regressed", f"A/A {c['bytes']} B: not regressed ({c['status']}: {c['words']})")
 vt.check(p.returncode == 0, f"A/A: versus check exits 0 (got {p.returncode})")
+vt.check(not any("loaded host" in w for w in res["warnings"]),
+         f"the A/A launches, all quiet, carry no host-load warning ({res['warnings']})")
 print("check truth: the link 10 % slower is regressed at every size, the A/A launches pass")

@@ -23,6 +23,7 @@ import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boxes import VERSUS, down_and_check, lab, on_boxes, refused_ups  # noqa: E402  (the helpers beside this test)
+from versus import lab as vslab  # noqa: E402  (the machine's allowed list it restores)
 
 LAUNCHES = 3
 d = vt.tmpdir()
@@ -47,7 +48,7 @@ def scan(tag, launch):
     return {s["bytes"]: s for s in rep["sizes"]}
 
 
-ALLOWED = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+ALLOWED = vslab.ALLOWED_CC
 allowed_before = open(ALLOWED, encoding="utf-8").read().split()
 try:
     lab("up", "--boxes", "4", "--slow", "c:100")

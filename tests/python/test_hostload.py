@@ -80,3 +80,17 @@ def test_a_comparison_under_different_load_says_so(tmp_path):
     assert comparison_note(quiet, quiet) == ""
     assert "both sides" in comparison_note(busy, busy)
     assert "3 of 3 launches measured on a loaded host" in config_words(busy)
+
+
+def test_check_says_when_its_new_launches_ran_on_a_loaded_host(tmp_path):
+    from versus.baseline import check, save
+    quiet = [write_run(tmp_path / f"q{k}.jsonl", 0.01, launch=k, scale=1 + k / 500) for k in range(3)]
+    again = [write_run(tmp_path / f"a{k}.jsonl", 0.01, launch=k + 3, scale=1.001 + k / 500) for k in range(3)]
+    busy = [write_run(tmp_path / f"b{k}.jsonl", 0.45, launch=k + 6, scale=1.3 + k / 500) for k in range(3)]
+    b = str(tmp_path / "base.json")
+    save(quiet, b, ["latency:-inf,+5%"])
+    d = check(busy, b)
+    loadw = [w for w in d["warnings"] if "different load" in w]
+    assert len(loadw) == 1 and "new: 3 of 3 launches on a loaded host" in loadw[0], d["warnings"]
+    assert d["counts"]["regressed"] == 3
+    assert not any("load" in w for w in check(again, b)["warnings"])

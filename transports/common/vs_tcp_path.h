@@ -2,7 +2,9 @@
  *
  * What the packet steps of a curve follow: the connection's segment size
  * (TCP_MAXSEG), the interface its local address belongs to, and that
- * interface's MTU.  Header-only, like the other helpers here.
+ * interface's MTU; and its congestion control (TCP_CONGESTION): a pacing one
+ * (bbr) spaces the segments of a large message by its own estimate of the
+ * bandwidth, per connection.  Header-only, like the other helpers here.
  */
 #ifndef VS_TCP_PATH_H
 #define VS_TCP_PATH_H
@@ -21,13 +23,18 @@ typedef struct vs_tcp_path {
     int mss;          /* -1 when unknown */
     int mtu;          /* -1 when unknown */
     char iface[16];   /* "" when unknown */
+    char congestion[16]; /* "" when unknown */
 } vs_tcp_path_t;
 
 static inline void vs_tcp_path_of(int fd, vs_tcp_path_t *p)
 {
     p->mss = p->mtu = -1;
-    p->iface[0] = '\0';
-    socklen_t sl = sizeof p->mss;
+    memset(p->iface, 0, sizeof p->iface);
+    memset(p->congestion, 0, sizeof p->congestion);
+    socklen_t sl = sizeof p->congestion - 1;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, p->congestion, &sl))
+        p->congestion[0] = '\0';
+    sl = sizeof p->mss;
     if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &p->mss, &sl))
         p->mss = -1;
     struct sockaddr_in me;

@@ -380,6 +380,7 @@ static void add_tcp_path(vs_transport_info_t *info)
     vs_info_attr(info, "mss", "%d", p.mss);
     vs_info_attr(info, "tcp_framing", "%d B per message (TCP BTL header 8 + ob1 match header 16)", OMPI_TCP_FRAMING);
     vs_info_threshold(info, "mss_payload", p.mss - OMPI_TCP_FRAMING);
+    vs_info_attr(info, "congestion", "%s", p.congestion);   /* last: dropped first when attrs is full */
 }
 
 static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)

@@ -158,22 +158,17 @@ static int iface_ip(vs_transport_t *t, const char *name, int want_loopback, stru
     return rc;
 }
 
-/* The path of a connection: its segment size, the interface of its local
- * address and that interface's MTU (what the packet steps of a curve follow),
- * and its congestion control: a pacing one (bbr) spaces the segments of a
- * large message by its own estimate of the bandwidth, per connection. */
+/* The path of a connection (vs_tcp_path.h): its segment size, the interface
+ * of its local address and that interface's MTU (what the packet steps of a
+ * curve follow), and its congestion control. */
 static void path_facts(vs_transport_t *t, int fd)
 {
-    socklen_t cl = sizeof t->congestion - 1;
-    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, t->congestion, &cl))
-        t->congestion[0] = 0;
-    else
-        t->congestion[cl < sizeof t->congestion ? cl : sizeof t->congestion - 1] = 0;
     vs_tcp_path_t p;
     vs_tcp_path_of(fd, &p);
     t->mss = p.mss;
     t->mtu = p.mtu;
     snprintf(t->path_iface, sizeof t->path_iface, "%s", p.iface);
+    snprintf(t->congestion, sizeof t->congestion, "%s", p.congestion);
 }
 
 static int set_sockopts(vs_transport_t *t, int fd)
