@@ -214,6 +214,7 @@ static void probe_json(const vs_module_t *m, const char *ver, const char *detail
     json_list(&j, "env_prefixes", ops->env_prefixes);
     json_list(&j, "env_wiring", ops->env_wiring);
     vs_json_kstr(&j, "memory", ops->mem_alloc ? "module" : "host");
+    vs_roles_json(ops, &j);
     vs_json_key(&j, "options");
     vs_topts_json(ops, &j);
     vs_json_obj_end(&j);

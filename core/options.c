@@ -207,8 +207,8 @@ static int opt_launch(vs_options_t *o, const vs_optdef_t *d, const char *arg, ch
 
 const vs_optdef_t vs_option_table[] = {
     {"transport", 't', "NAME", NAMED(transport, "transport"), .group = G_TRANSPORT,
-     .help = "transport module: openmpi, mpich, ucx, ofi, shm, tcp\n"
-             "(see --list for the modules found and their versions)"},
+     .help = "transport module, one of those --list names (the modules\n"
+             "this installation found, whether they load, their versions)"},
     {"transport-opt", 'o', "K=V", .kind = "key=value", .parse = opt_topt, .repeatable = 1, .group = G_TRANSPORT,
      .help = "option for the module, repeatable (e.g. provider=tcp,\n"
              "mode=block); an unknown key is an error"},

@@ -108,3 +108,17 @@ void vs_topts_describe(const vs_transport_ops_t *ops, char *buf, size_t len)
                                  one, op->help ? op->help : "", op->def ? op->def : "none");
     }
 }
+
+void vs_roles_json(const vs_transport_ops_t *ops, vs_json_t *j)
+{
+    static const struct { uint32_t bit; const char *name; } roles[] = {
+        {VS_ROLE_REFERENCE, "reference"},
+        {VS_ROLE_FLOOR, "floor"},
+    };
+    vs_json_key(j, "roles");
+    vs_json_arr_begin(j);
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        if (ops->roles & roles[i].bit)
+            vs_json_str(j, roles[i].name);
+    vs_json_arr_end(j);
+}

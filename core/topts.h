@@ -22,5 +22,8 @@ int vs_topts_parse(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, v
 void vs_topts_describe(const vs_transport_ops_t *ops, char *buf, size_t len);
 /* The table as a JSON array of {key, kind, choices, max, default, help}. */
 void vs_topts_json(const vs_transport_ops_t *ops, vs_json_t *j);
+/* "roles": the module's VS_ROLE_* bits as names ("reference", "floor"), for --list --json
+ * and the run record. */
+void vs_roles_json(const vs_transport_ops_t *ops, vs_json_t *j);
 
 #endif

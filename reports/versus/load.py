@@ -146,6 +146,15 @@ class Run:
         return self.record.get("transport") or {}
 
     @property
+    def roles(self) -> frozenset[str]:
+        """What the module declared itself to the analysis (transport.roles): "reference"
+        (versus's own implementation, no library's), "floor" (the fastest path between two
+        ranks of one node).  Empty for a library's module, an imported run, and records
+        written before modules declared roles."""
+        r = self.transport.get("roles")
+        return frozenset(x for x in r if isinstance(x, str)) if isinstance(r, list) else frozenset()
+
+    @property
     def pattern(self) -> str:
         return str(self.record.get("pattern", ""))
 

@@ -40,7 +40,6 @@ from .console import validation_words
 from .render import CONTROL_LIMITS_NOTE, ci_cell
 from .units import run_meaning
 
-REFERENCE_TRANSPORTS = ("shm", "tcp")
 # each configuration's own figure (in appendix.tex) up to this many configurations: a figure costs
 # about 0.2 s, which a 100-configuration report does not spend
 DETAIL_FIGURES_UP_TO = 8
@@ -70,6 +69,11 @@ class Config:
     @property
     def group(self) -> tuple[str, str]:
         return self.pooled.pattern, self.pooled.variant
+
+    @property
+    def roles(self) -> frozenset[str]:
+        """The roles every launch's module declared (Run.roles): "reference", "floor"."""
+        return frozenset.intersection(*(r.roles for r in self.runs)) if self.runs else frozenset()
 
 
 # What `versus campaign` writes in campaign.json, field by field: (kinds accepted, required).
@@ -243,8 +247,8 @@ SUMMARY_COLUMNS = [
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
     {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, or the peak a burst the largest sizes do not sustain)",
      "fmt": "times", "width": 0.07},
-    {"key": "floor_latency_x", "title": "{time} ÷ shm floor", "fmt": "times", "width": 0.06},
-    {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
+    {"key": "floor_latency_x", "title": "{time} ÷ floor", "fmt": "times", "width": 0.06},
+    {"key": "floor_bw_pct", "title": "peak bandwidth, % of floor", "fmt": "pct", "width": 0.06},
     {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.065},
     {"key": "status", "title": "status", "fmt": "text", "width": 0.05},
 ]
@@ -410,7 +414,7 @@ def comparison_jobs(configs: list[Config], pairs: list[dict]) -> tuple[list[tupl
             out.append((a, b, "asked for in the campaign"))
     if len(configs) < 2:
         return out, False
-    libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes]
+    libs = [c for c in configs if "reference" not in c.roles and c.sizes]
     what = "library configuration"
     if len(libs) < 2:
         libs, what = [c for c in configs if c.sizes], "configuration"
@@ -462,7 +466,7 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
     keys = sorted(dict.fromkeys(c.group for c in configs), key=lambda k: k[0] != "pingpong")
     for key in keys:
         members = [c for c in configs if c.group == key]
-        floor = next((c for c in members if c.transport == "shm" and c.sizes), None)
+        floor = next((c for c in members if "floor" in c.roles and c.sizes), None)
         rows = []
         for c in members:
             r = summary_row(c, floor)

@@ -374,6 +374,7 @@ static const vs_transport_ops_t shm_ops = {
     .mem_dereg = shm_mem_dereg,
     .options = shm_options,
     .n_options = sizeof shm_options / sizeof shm_options[0],
+    .roles = VS_ROLE_REFERENCE | VS_ROLE_FLOOR,
 };
 
 VS_TRANSPORT_DEFINE(shm_ops)

@@ -444,6 +444,7 @@ static const vs_transport_ops_t tcp_ops = {
     .recv = tcp_recv,
     .options = tcp_options,
     .n_options = sizeof tcp_options / sizeof tcp_options[0],
+    .roles = VS_ROLE_REFERENCE,
 };
 
 VS_TRANSPORT_DEFINE(tcp_ops)

@@ -257,7 +257,18 @@ typedef struct vs_transport_ops {
     int (*mem_fill)(vs_transport_t *t, vs_mem_t *mem, size_t off, const void *src, size_t len);
     int (*mem_compare)(vs_transport_t *t, const vs_mem_t *mem, size_t off, const void *want, size_t len,
                        vs_mem_diff_t *diff);
+
+    /* What the module is to the analysis: VS_ROLE_* bits (0 for a library's module),
+     * declared by --list --json and recorded with every run (transport.roles). */
+    uint32_t roles;
 } vs_transport_ops_t;
+
+/* versus's own implementation, no library's: a yardstick that reports keep apart
+ * from the libraries they compare. */
+#define VS_ROLE_REFERENCE 0x1u
+/* The fastest path between two ranks of one node: reports give the others' latency
+ * as a multiple of its and their bandwidth as a share of its. */
+#define VS_ROLE_FLOOR 0x2u
 
 typedef const vs_transport_ops_t *(*vs_transport_entry_fn)(void);
 
