@@ -68,9 +68,11 @@ class Hogs:
         return False
 
 
-def launch(versus, transport, pattern, deadline, outdir, tag, measure=MEASURE, env=None):
-    """One launch (env: variables added): (seconds, None) or (seconds, why it failed)."""
-    launcher, base = TRANSPORTS[transport]
+def launch(versus, transport, pattern, deadline, outdir, tag, measure=MEASURE, env=None, how=None):
+    """One launch (env: variables added): (seconds, None) or (seconds, why it failed).  how:
+    (launcher argv, versus-run arguments) when the caller has them from the module's own
+    declaration (the test suite does), else this script's table."""
+    launcher, base = how if how is not None else TRANSPORTS[transport]
     out = os.path.join(outdir, f"{transport}-{pattern}-{tag}.jsonl")
     cmd = launcher + [versus] + base + ["--pattern", pattern] + list(measure) + [
         "--cpus", "0,1", "--timeout", str(int(deadline) + 30), "--out", out, "--quiet"]

@@ -136,72 +136,98 @@ static int vs_env_detect_local(vs_launch_env_t *env)
     return 0;
 }
 
-int vs_launch_env_detect(vs_launch_env_t *env)
+/* MPICH's hydra sets PMI_RANK and PMI_SIZE, and so does srun --mpi=pmi2: hydra's
+ * own marks (4.0.2 sets PMI_FD, MPI_LOCALRANKID, HYDI_CONTROL_FD and no job name:
+ * the KVS name is asked over PMI_FD by the bootstrap, only when it needs one), or
+ * no Slurm rank, tell them apart. */
+static int vs_hydra_not_srun(void)
+{
+    return getenv("HYDI_CONTROL_FD") || getenv("MPI_LOCALRANKID") || !getenv("SLURM_PROCID");
+}
+
+/* The launchers versus-run recognises by the environment they give each rank,
+ * one row each, tried in this order. */
+typedef struct vs_launcher_env {
+    const char *name;                     /* recorded as the launcher */
+    const char *marks[2];                 /* either set: this launcher started the rank */
+    int (*also)(void);                    /* NULL, or a further condition */
+    int (*own)(vs_launch_env_t *env);     /* a launcher that reads its variables itself */
+    const char *rank;                     /* the rank's variable */
+    const char *size[2];                  /* the size's: the first when set, else the second */
+    const char *job[2];                   /* the job's name: the first set and not empty */
+    const char *step[2];                  /* with a step (srun): the key is JOB.STEP, each
+                                           * the first set, else "nojob" and "0" */
+    const char *prefix, *fallback;        /* the key's prefix; a made-up key's, without a job name */
+} vs_launcher_env_t;
+
+static const vs_launcher_env_t vs_launcher_envs[] = {
+    {.name = "local", .marks = {"VERSUS_RANK", "VERSUS_SIZE"}, .own = vs_env_detect_local},
+    {.name = "mpirun", .marks = {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+     .rank = "OMPI_COMM_WORLD_RANK", .size = {"OMPI_COMM_WORLD_SIZE"},
+     .job = {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}, .prefix = "ompi-", .fallback = "ompi-"},
+    {.name = "mpiexec", .marks = {"PMI_RANK", "PMI_SIZE"}, .also = vs_hydra_not_srun,
+     .rank = "PMI_RANK", .size = {"PMI_SIZE"}, .job = {"PMI_KVSNAME", "PMI_JOBID"},
+     .prefix = "pmi-", .fallback = "hydra-"},
+    {.name = "srun", .marks = {"SLURM_PROCID"},
+     .rank = "SLURM_PROCID", .size = {"SLURM_NTASKS", "SLURM_NPROCS"},
+     .job = {"SLURM_JOB_ID", "SLURM_JOBID"}, .step = {"SLURM_STEP_ID", "SLURM_STEPID"}, .prefix = "slurm-"},
+};
+
+static const char *vs_env_first(const char *const names[2], int nonempty)
+{
+    for (int i = 0; i < 2; i++) {
+        const char *v = names[i] ? getenv(names[i]) : NULL;
+        if (v && (!nonempty || *v))
+            return v;
+    }
+    return NULL;
+}
+
+static int vs_env_detect_row(const vs_launcher_env_t *l, vs_launch_env_t *env)
 {
     int rc;
+    snprintf(env->launcher, sizeof env->launcher, "%s", l->name);
+    if (l->own)
+        return l->own(env);
+    const char *size = l->size[1] && !getenv(l->size[0]) ? l->size[1] : l->size[0];
+    if ((rc = vs_env_int(l->rank, 0, INT_MAX - 1, &env->rank)) < 0 ||
+        (rc = vs_env_int(size, 1, INT_MAX, &env->size)) < 0 ||
+        (rc = vs_rank_size_check(l->rank, env)) < 0)
+        return rc;
+    if (l->step[0]) {
+        const char *job = vs_env_first(l->job, 0), *step = vs_env_first(l->step, 0);
+        char id[96];
+        snprintf(id, sizeof id, "%s.%s", job ? job : "nojob", step ? step : "0");
+        vs_key_set(env->job_key, sizeof env->job_key, l->prefix, id);
+        return 0;
+    }
+    const char *job = vs_env_first(l->job, 1);
+    if (job)
+        vs_key_set(env->job_key, sizeof env->job_key, l->prefix, job);
+    else
+        vs_key_fallback(env->job_key, sizeof env->job_key, l->fallback);
+    return 0;
+}
+
+int vs_launch_env_detect(vs_launch_env_t *env)
+{
     memset(env, 0, sizeof *env);
     env->listen_fd = -1;
     env->size = 1;
-
-    if (getenv("VERSUS_RANK") || getenv("VERSUS_SIZE")) {
-        rc = vs_env_detect_local(env);
-    } else if (getenv("OMPI_COMM_WORLD_RANK") || getenv("OMPI_COMM_WORLD_SIZE")) {
-        snprintf(env->launcher, sizeof env->launcher, "mpirun");
-        if ((rc = vs_env_int("OMPI_COMM_WORLD_RANK", 0, INT_MAX - 1, &env->rank)) < 0 ||
-            (rc = vs_env_int("OMPI_COMM_WORLD_SIZE", 1, INT_MAX, &env->size)) < 0 ||
-            (rc = vs_rank_size_check("OMPI_COMM_WORLD_RANK", env)) < 0)
-            goto fail;
-        const char *job = getenv("OMPI_MCA_ess_base_jobid");
-        if (!job || !*job)
-            job = getenv("PMIX_NAMESPACE");
-        if (job && *job)
-            vs_key_set(env->job_key, sizeof env->job_key, "ompi-", job);
-        else
-            vs_key_fallback(env->job_key, sizeof env->job_key, "ompi-");
-    } else if ((getenv("PMI_RANK") || getenv("PMI_SIZE")) &&
-               (getenv("HYDI_CONTROL_FD") || getenv("MPI_LOCALRANKID") || !getenv("SLURM_PROCID"))) {
-        /* MPICH hydra (4.0.2 sets PMI_RANK, PMI_SIZE, PMI_FD, MPI_LOCALRANKID,
-         * HYDI_CONTROL_FD and no job name: the KVS name is asked over PMI_FD by
-         * the bootstrap, only when it needs one). */
-        snprintf(env->launcher, sizeof env->launcher, "mpiexec");
-        if ((rc = vs_env_int("PMI_RANK", 0, INT_MAX - 1, &env->rank)) < 0 ||
-            (rc = vs_env_int("PMI_SIZE", 1, INT_MAX, &env->size)) < 0 ||
-            (rc = vs_rank_size_check("PMI_RANK", env)) < 0)
-            goto fail;
-        const char *job = getenv("PMI_KVSNAME");
-        if (!job || !*job)
-            job = getenv("PMI_JOBID");
-        if (job && *job)
-            vs_key_set(env->job_key, sizeof env->job_key, "pmi-", job);
-        else
-            vs_key_fallback(env->job_key, sizeof env->job_key, "hydra-");
-    } else if (getenv("SLURM_PROCID")) {
-        snprintf(env->launcher, sizeof env->launcher, "srun");
-        const char *ntasks = getenv("SLURM_NTASKS") ? "SLURM_NTASKS" : "SLURM_NPROCS";
-        if ((rc = vs_env_int("SLURM_PROCID", 0, INT_MAX - 1, &env->rank)) < 0 ||
-            (rc = vs_env_int(ntasks, 1, INT_MAX, &env->size)) < 0 ||
-            (rc = vs_rank_size_check("SLURM_PROCID", env)) < 0)
-            goto fail;
-        const char *job = getenv("SLURM_JOB_ID");
-        const char *step = getenv("SLURM_STEP_ID");
-        if (!job)
-            job = getenv("SLURM_JOBID");
-        if (!step)
-            step = getenv("SLURM_STEPID");
-        char id[96];
-        snprintf(id, sizeof id, "%s.%s", job ? job : "nojob", step ? step : "0");
-        vs_key_set(env->job_key, sizeof env->job_key, "slurm-", id);
-    } else {
-        snprintf(env->launcher, sizeof env->launcher, "none");
-        return -ENOENT;
+    for (size_t i = 0; i < sizeof vs_launcher_envs / sizeof vs_launcher_envs[0]; i++) {
+        const vs_launcher_env_t *l = &vs_launcher_envs[i];
+        if (!vs_env_first(l->marks, 0) || (l->also && !l->also()))
+            continue;
+        int rc = vs_env_detect_row(l, env);
+        if (rc < 0) {
+            env->rank = 0;
+            env->size = 1;
+            env->listen_fd = -1;
+        }
+        return rc;
     }
-    if (rc == 0)
-        return 0;
-fail:
-    env->rank = 0;
-    env->size = 1;
-    env->listen_fd = -1;
-    return rc;
+    snprintf(env->launcher, sizeof env->launcher, "none");
+    return -ENOENT;
 }
 
 /* ------------------------------------------------------- local launcher */

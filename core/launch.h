@@ -3,7 +3,7 @@
  * Three ways a non-MPI transport's ranks get started:
  *   - `versus-run --launch local -n N`: the embedded launcher forks N ranks on
  *     this host (vs_launch_local);
- *   - an external launcher (mpirun.openmpi, mpiexec.mpich, srun): the rank
+ *   - an external launcher (mpirun, mpiexec, srun): the rank
  *     and size come from its environment (vs_launch_env_detect);
  *   - nothing: a single process, which is an error for two-rank patterns.
  * The ranks then meet through vs_bootstrap_tcp_create.

@@ -93,6 +93,14 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
                               "and only such a module does", path);
         goto close_handle;
     }
+    for (size_t i = 0; i < ops->n_options; i++) {
+        const vs_option_t *op = ops->options ? &ops->options[i] : NULL;
+        if (!op || !op->key || !*op->key || (op->kind == VS_OPT_CHOICE && !op->choices)) {
+            snprintf(err, errlen, "%s: row %zu of its %zu options has no key (or a choice no choices)", path, i,
+                     ops->n_options);
+            goto close_handle;
+        }
+    }
     m->handle = h;
     m->ops = ops;
     snprintf(m->path, sizeof m->path, "%s", path);
@@ -206,6 +214,7 @@ static void probe_json(const vs_module_t *m, const char *ver, const char *detail
     json_list(&j, "env_prefixes", ops->env_prefixes);
     json_list(&j, "env_wiring", ops->env_wiring);
     vs_json_kstr(&j, "memory", ops->mem_alloc ? "module" : "host");
+    vs_roles_json(ops, &j);
     vs_json_key(&j, "options");
     vs_topts_json(ops, &j);
     vs_json_obj_end(&j);

@@ -102,6 +102,7 @@ typedef struct session {
     vs_module_t mod;
     vs_launch_env_t lenv;
     vs_watchdog_t wd;
+    vs_opt_value_t *topts;  /* the module's option values, one per row of its table */
     vs_transport_t *t;
     vs_bootstrap_t *bs;
     vs_writer_t *writer;
@@ -146,11 +147,11 @@ static void hostload_start(session_t *s)
         r->load = &s->load;
 }
 
-/* The one place a transport is opened: its options were checked against the
- * module's table (vs_topts_check) before any rank started. */
+/* The one place a transport is opened: its options were checked and parsed
+ * against the module's table (vs_topts_parse) before any rank started. */
 static int open_transport(session_t *s)
 {
-    return s->mod.ops->open(&s->host, s->o->topts, s->o->n_topts, &s->t);
+    return s->mod.ops->open(&s->host, s->mod.ops->n_options ? s->topts : NULL, &s->t);
 }
 
 /* Phase 1, load: the module, its options checked; with --launch local the
@@ -165,7 +166,9 @@ static int load(session_t *s, int *code)
         fprintf(stderr, "versus-run: %s\n", err);
         return *code = EXIT_USAGE, 1;
     }
-    if (vs_topts_check(s->mod.ops, o->topts, o->n_topts, err, sizeof err))
+    if (!(s->topts = calloc(s->mod.ops->n_options + 1, sizeof *s->topts)))
+        return *code = report(&s->core, -ENOMEM, "options"), 1;
+    if (vs_topts_parse(s->mod.ops, o->topts, o->n_topts, s->topts, err, sizeof err))
         return *code = usage_error(err), 1;
     if (o->launch_local && s->mod.ops->bootstrap) {
         /* started by its own launcher: opening it here makes it say which */
@@ -329,14 +332,14 @@ static int meet(session_t *s)
 static void medium_check(session_t *s)
 {
     const char *h0 = s->hosts, *h1 = s->hosts + HOST_LEN, *m = s->info.medium;
-    int shm = !strcmp(m, VS_MEDIUM_SHM), may = !strcmp(m, VS_MEDIUM_MAY_SHM);
-    if (s->r.size < 2 || !strcmp(h0, h1) || !(shm || may))
+    int shared = !strcmp(m, VS_MEDIUM_SHM), may = !strcmp(m, VS_MEDIUM_MAY_SHM);
+    if (s->r.size < 2 || !strcmp(h0, h1) || !(shared || may))
         return;
     snprintf(s->warning, sizeof s->warning,
              "ranks 0 and 1 run on different hosts ('%s', '%s') but %s %s shared memory%s%s%s: the figures "
              "are those of one machine, not of the network between the hosts; restrict the library to its "
              "network transports",
-             h0, h1, s->o->transport, shm ? "moves the messages through" : "is allowed to use",
+             h0, h1, s->o->transport, shared ? "moves the messages through" : "is allowed to use",
              s->info.provider[0] ? " (" : "", s->info.provider, s->info.provider[0] ? ")" : "");
     if (s->r.rank == 0)
         fprintf(stderr, "versus-run: warning: %s\n", s->warning);
@@ -539,6 +542,7 @@ static void finish(session_t *s)
         s->bs->close(s->bs);
     if (s->t && s->bs && !ops->bootstrap && s->bs->close)
         s->bs->close(s->bs);
+    free(s->topts);
     /* modules stay mapped: libraries may have registered exit handlers */
 }
 
@@ -556,8 +560,10 @@ static int run(const vs_options_t *o)
     (void)vs_provenance_copy_thresholds(); /* forks the loader: before any library starts */
     (void)vs_shm_sweep(NULL); /* what runs that died left in /dev/shm */
     vs_watchdog_catch();      /* before the local launcher forks the ranks */
-    if (load(&s, &code))
+    if (load(&s, &code)) {
+        free(s.topts);
         return code;
+    }
     s.r = (vs_run_t){.ops = s.mod.ops, .opt = o, .wd = &s.wd, .table = &s.table};
     int rc = vs_watchdog_start(&s.wd, o->timeout_s, s.lenv.rank);
     if (rc) {
@@ -581,7 +587,14 @@ int main(int argc, char **argv)
         code = usage_error(err);
     } else {
         switch (o.action) {
-        case VS_ACTION_HELP: vs_options_usage(stdout); code = EXIT_OK; break;
+        case VS_ACTION_HELP:
+            if (o.json)
+                code = vs_options_usage_json(stdout) ? EXIT_FAIL : EXIT_OK;
+            else {
+                vs_options_usage(stdout);
+                code = EXIT_OK;
+            }
+            break;
         case VS_ACTION_VERSION: printf("versus-run %s (%s)\n", VS_VERSION, VS_REVISION); code = EXIT_OK; break;
         case VS_ACTION_LIST: code = vs_module_list(stdout, o.json) ? EXIT_FAIL : EXIT_OK; break;
         case VS_ACTION_TOPOLOGY: code = vs_topology_print(stdout) ? EXIT_FAIL : EXIT_OK; break;

@@ -15,17 +15,11 @@
 
 void vs_method_defaults(vs_method_t *m)
 {
+    /* the other defaults are in the option table (options.c) */
     *m = (vs_method_t){
-        .adaptive_tol = 0.05,
         .adaptive_gap_b = 8,
         .adaptive_gap_frac = 0.01,
-        .adaptive_max_sizes = 200,
-        .order = VS_ORDER_SEQUENTIAL,
         .rounds = 1,
-        .min_iterations = 100,
-        .max_iterations = 100000,
-        .max_seconds = 10,
-        .clock = VS_CLOCK_MONOTONIC,
     };
 }
 
@@ -69,7 +63,6 @@ int vs_method_parse(vs_method_t *m, int c, const char *arg, char *err, size_t er
             return -EINVAL;
         }
         return 0;
-    case VS_OPT_ADAPTIVE: m->adaptive = 1; return 0;
     case VS_OPT_ADAPTIVE_TOL: return parse_pct("--adaptive-tol", arg, 1000, &m->adaptive_tol, err, errlen);
     case VS_OPT_ADAPTIVE_GAP: {
         size_t len = strlen(arg);
@@ -86,18 +79,6 @@ int vs_method_parse(vs_method_t *m, int c, const char *arg, char *err, size_t er
     }
     case VS_OPT_ADAPTIVE_MAX:
         return parse_long("--adaptive-max-sizes", arg, 2, VS_SIZES_MAX_COUNT, &m->adaptive_max_sizes, err, errlen);
-    case VS_OPT_ORDER:
-        if (!strcmp(arg, "sequential"))
-            m->order = VS_ORDER_SEQUENTIAL;
-        else if (!strcmp(arg, "shuffled"))
-            m->order = VS_ORDER_SHUFFLED;
-        else if (!strcmp(arg, "interleaved"))
-            m->order = VS_ORDER_INTERLEAVED;
-        else {
-            snprintf(err, errlen, "--order expects sequential, shuffled or interleaved, got '%s'", arg);
-            return -EINVAL;
-        }
-        return 0;
     case VS_OPT_SEED: {
         char *end;
         errno = 0;
@@ -119,27 +100,6 @@ int vs_method_parse(vs_method_t *m, int c, const char *arg, char *err, size_t er
     case VS_OPT_PRECISION: return parse_pct("--precision", arg, 100, &m->precision, err, errlen);
     case VS_OPT_MIN_ITER: return parse_long("--min-iterations", arg, 1, 1000000000, &m->min_iterations, err, errlen);
     case VS_OPT_MAX_ITER: return parse_long("--max-iterations", arg, 1, 1000000000, &m->max_iterations, err, errlen);
-    case VS_OPT_MAX_SECONDS: {
-        char *end;
-        errno = 0;
-        double s = strtod(arg, &end);
-        if (errno || end == arg || *end || !(s > 0) || s > 86400) {
-            snprintf(err, errlen, "--max-seconds-per-size expects seconds in (0, 86400], got '%s'", arg);
-            return -EINVAL;
-        }
-        m->max_seconds = s;
-        return 0;
-    }
-    case VS_OPT_CLOCK:
-        if (!strcmp(arg, "monotonic"))
-            m->clock = VS_CLOCK_MONOTONIC;
-        else if (!strcmp(arg, "tsc"))
-            m->clock = VS_CLOCK_TSC;
-        else {
-            snprintf(err, errlen, "--clock expects monotonic or tsc, got '%s'", arg);
-            return -EINVAL;
-        }
-        return 0;
     default:
         snprintf(err, errlen, "unknown method option %d", c);
         return -EINVAL;

@@ -5,7 +5,6 @@
 #ifndef VS_METHOD_H
 #define VS_METHOD_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,34 +31,17 @@ typedef struct vs_method {
     vs_clock_t clock;
 } vs_method_t;
 
-/* getopt values of the method options (options.c routes this range here). */
+/* The method options vs_method_parse reads (options.c's table routes them
+ * here; --adaptive, --order, --clock and --max-seconds-per-size it sets itself). */
 enum {
-    VS_OPT_METHOD_FIRST = 2000,
-    VS_OPT_PERTURB = VS_OPT_METHOD_FIRST, VS_OPT_ADAPTIVE, VS_OPT_ADAPTIVE_TOL, VS_OPT_ADAPTIVE_GAP,
-    VS_OPT_ADAPTIVE_MAX, VS_OPT_ORDER, VS_OPT_SEED, VS_OPT_ROUNDS, VS_OPT_PRECISION, VS_OPT_MIN_ITER,
-    VS_OPT_MAX_ITER, VS_OPT_MAX_SECONDS, VS_OPT_CLOCK,
-    VS_OPT_METHOD_LAST = VS_OPT_CLOCK,
+    VS_OPT_PERTURB = 1, VS_OPT_ADAPTIVE_TOL, VS_OPT_ADAPTIVE_GAP, VS_OPT_ADAPTIVE_MAX, VS_OPT_SEED, VS_OPT_ROUNDS,
+    VS_OPT_PRECISION, VS_OPT_MIN_ITER, VS_OPT_MAX_ITER,
 };
-
-#define VS_METHOD_LONG_OPTS                                              \
-    {"perturb", required_argument, 0, VS_OPT_PERTURB},                   \
-    {"adaptive", no_argument, 0, VS_OPT_ADAPTIVE},                       \
-    {"adaptive-tol", required_argument, 0, VS_OPT_ADAPTIVE_TOL},         \
-    {"adaptive-min-gap", required_argument, 0, VS_OPT_ADAPTIVE_GAP},     \
-    {"adaptive-max-sizes", required_argument, 0, VS_OPT_ADAPTIVE_MAX},   \
-    {"order", required_argument, 0, VS_OPT_ORDER},                       \
-    {"seed", required_argument, 0, VS_OPT_SEED},                         \
-    {"rounds", required_argument, 0, VS_OPT_ROUNDS},                     \
-    {"precision", required_argument, 0, VS_OPT_PRECISION},               \
-    {"min-iterations", required_argument, 0, VS_OPT_MIN_ITER},           \
-    {"max-iterations", required_argument, 0, VS_OPT_MAX_ITER},           \
-    {"max-seconds-per-size", required_argument, 0, VS_OPT_MAX_SECONDS},  \
-    {"clock", required_argument, 0, VS_OPT_CLOCK}
 
 struct vs_options;
 
 void vs_method_defaults(vs_method_t *m);
-/* One method option (c in the VS_OPT_METHOD range).  0 or -EINVAL + err. */
+/* One method option (c: VS_OPT_PERTURB ...).  0 or -EINVAL + err. */
 int vs_method_parse(vs_method_t *m, int c, const char *arg, char *err, size_t errlen);
 /* After all options: consistency checks, --perturb applied to o->sizes, the
  * seed chosen.  0 or -EINVAL + err. */

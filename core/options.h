@@ -17,7 +17,7 @@ typedef enum { VS_ACTION_RUN, VS_ACTION_HELP, VS_ACTION_VERSION, VS_ACTION_LIST,
 
 typedef struct vs_options {
     vs_action_t action;
-    int json;               /* --list --json */
+    int json;               /* --list --json, --help --json */
     const char *transport;
     vs_kv_t topts[VS_MAX_TOPTS];
     size_t n_topts;
@@ -38,7 +38,6 @@ typedef struct vs_options {
     double timeout_s;
     int launch_local;        /* --launch local */
     int nprocs;              /* -n */
-    int nprocs_set;
     const char *rendezvous;
     const char *rendezvous_dir;
     const char *placement;
@@ -47,8 +46,8 @@ typedef struct vs_options {
     vs_method_t method;      /* schedule, order, repetitions, clock (method.h) */
     int scan;                /* --scan: every pair of ranks once (scan.c) */
     int serial;              /* --serial: the scan's pairs one at a time */
-    int shuffle_pairs;
-    long passes;             /* --passes: the scan's schedule this many times (default 2) */       /* --shuffle-pairs: the scan's schedule shuffled by --seed */
+    int shuffle_pairs;       /* --shuffle-pairs: the scan's schedule shuffled by --seed */
+    long passes;             /* --passes: the scan's schedule this many times (default 2) */
     int quiet, verbose;
     int argc;
     char **argv;
@@ -59,5 +58,8 @@ typedef struct vs_options {
 int vs_options_parse(int argc, char **argv, vs_options_t *o, char *err, size_t errlen);
 void vs_options_free(vs_options_t *o);
 void vs_options_usage(FILE *out);
+/* --help --json: every option (name, short name, value, kind, choices, default,
+ * group, help) and the patterns with their variants.  0 or -errno. */
+int vs_options_usage_json(FILE *out);
 
 #endif

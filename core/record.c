@@ -12,6 +12,7 @@
 #include "drift.h"
 #include "hostload.h"
 #include "method.h"
+#include "topts.h"
 #include "pattern_params.h"
 #include "schedule.h"
 #include "timer.h"
@@ -346,6 +347,8 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     for (int i = 0; i < info->n_attrs && i < VS_MAX_ATTRS; i++)
         vs_json_kstr(&j, info->attrs[i].key, info->attrs[i].value);
     vs_json_obj_end(&j);
+    if (r->ops)
+        vs_roles_json(r->ops, &j);
     vs_json_obj_end(&j);
 
     vs_json_kstr(&j, "pattern", o->pattern);

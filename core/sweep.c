@@ -10,21 +10,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const kinds[] = {"versus-shm-", "versus-drift-", NULL};
+#define VS_SEGMENT_PREFIX "versus-"
 
-/* The creator's pid from a segment's name, or 0 when the name is not ours. */
+/* The creator's pid from a segment's name, versus-<kind>-<pid>-<token> with kind
+ * a lower-case word (core's "drift", a module's own name), or 0 when the name is
+ * not one of ours. */
 static long creator(const char *name)
 {
-    for (int i = 0; kinds[i]; i++) {
-        size_t n = strlen(kinds[i]);
-        if (strncmp(name, kinds[i], n) != 0)
-            continue;
-        char *end;
-        errno = 0;
-        long pid = strtol(name + n, &end, 10);
-        return errno == 0 && end != name + n && *end == '-' && pid > 0 ? pid : 0;
-    }
-    return 0;
+    size_t n = strlen(VS_SEGMENT_PREFIX);
+    if (strncmp(name, VS_SEGMENT_PREFIX, n) != 0)
+        return 0;
+    const char *kind = name + n, *p = kind;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+        p++;
+    if (p == kind || *p != '-' || !(p[1] >= '0' && p[1] <= '9'))
+        return 0;
+    char *end;
+    errno = 0;
+    long pid = strtol(p + 1, &end, 10);
+    return errno == 0 && *end == '-' && pid > 0 ? pid : 0;
 }
 
 int vs_shm_sweep(FILE *report)

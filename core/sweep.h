@@ -1,7 +1,8 @@
-/* Shared-memory segments left by dead runs.  Every segment versus creates is
- * named /versus-<kind>-<creator's pid>-<token> (the shm transport, the drift
- * probe); a run that dies before it unlinks leaves the name behind.  The
- * sweep removes those whose creator no longer exists. */
+/* Shared-memory segments left by dead runs.  Every segment versus creates, in
+ * core (the drift probe's) or in a module, is named
+ * /versus-<kind>-<creator's pid>-<token>, kind a lower-case word (the module's
+ * name); a run that dies before it unlinks leaves the name behind.  The sweep
+ * removes those whose creator no longer exists. */
 #ifndef VS_SWEEP_H
 #define VS_SWEEP_H
 

@@ -1,10 +1,8 @@
-/* versus — --transport-opt pairs checked against a module's option table. */
+/* versus — --transport-opt pairs checked and parsed against a module's option table. */
 #include "topts.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <versus/option.h>
@@ -43,29 +41,12 @@ static void known(const vs_transport_ops_t *ops, char *buf, size_t len)
     }
 }
 
-static int choice_ok(const char *choices, const char *v)
-{
-    size_t n = strlen(v);
-    for (const char *p = choices; *p;) {
-        size_t k = strcspn(p, "|");
-        if (k == n && strncmp(p, v, n) == 0)
-            return 1;
-        p += k + (p[k] == '|');
-    }
-    return 0;
-}
-
-/* A finite, non-negative decimal number and nothing after it. */
-static int number_ok(const char *v)
-{
-    char *end;
-    double x = strtod(v, &end);
-    return end != v && !*end && isfinite(x) && x >= 0;
-}
-
-int vs_topts_check(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, char *err, size_t errlen)
+int vs_topts_parse(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, vs_opt_value_t *vals, char *err,
+                   size_t errlen)
 {
     char list[1024];
+    for (size_t i = 0; i < ops->n_options; i++)
+        vs_option_default(&ops->options[i], &vals[i]);
     for (size_t i = 0; i < n; i++) {
         const char *k = kv[i].key, *v = kv[i].value ? kv[i].value : "";
         const vs_option_t *op = find(ops, k);
@@ -81,15 +62,9 @@ int vs_topts_check(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t n, c
                          kv[j].value ? kv[j].value : "", k, v);
                 return -EINVAL;
             }
-        char want[160];
-        spell(op, want, sizeof want);
-        size_t bytes;
-        int bad = !*v || (op->kind == VS_OPT_CHOICE && !choice_ok(op->choices, v)) ||
-                  (op->kind == VS_OPT_NUMBER && !number_ok(v)) ||
-                  ((op->kind == VS_OPT_BYTES || op->kind == VS_OPT_COUNT) &&
-                   vs_option_bytes(v, op->max_bytes ? (size_t)op->max_bytes : (size_t)-1, &bytes));
-        if (bad) {
-            char limit[64] = "";
+        if (vs_option_parse(op, v, &vals[op - ops->options])) {
+            char want[160], limit[64] = "";
+            spell(op, want, sizeof want);
             if (op->kind == VS_OPT_BYTES || op->kind == VS_OPT_COUNT)
                 snprintf(limit, sizeof limit, op->max_bytes ? " (digits with an optional K or M, at most %llu)"
                                                             : " (digits with an optional K or M)",
@@ -132,4 +107,18 @@ void vs_topts_describe(const vs_transport_ops_t *ops, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s--transport-opt %-24s %s (default: %s)", i ? "\n" : "",
                                  one, op->help ? op->help : "", op->def ? op->def : "none");
     }
+}
+
+void vs_roles_json(const vs_transport_ops_t *ops, vs_json_t *j)
+{
+    static const struct { uint32_t bit; const char *name; } roles[] = {
+        {VS_ROLE_REFERENCE, "reference"},
+        {VS_ROLE_FLOOR, "floor"},
+    };
+    vs_json_key(j, "roles");
+    vs_json_arr_begin(j);
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        if (ops->roles & roles[i].bit)
+            vs_json_str(j, roles[i].name);
+    vs_json_arr_end(j);
 }

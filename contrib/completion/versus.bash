@@ -1,20 +1,33 @@
 # bash completion for versus-run and versus.
 # Everything offered is read from the programs themselves, so it cannot drift from them:
-# options from --help, transports from --list --json, patterns and variants from --help's
-# "Patterns" table, subcommands and their options from `versus ... --help`.
+# versus-run's options, their values and its patterns from `versus-run --help --json` (the
+# table its command line is parsed with), transports from --list --json, subcommands and
+# their options from `versus ... --help`.
 
-_versus_run_cache_options=""
-_versus_run_cache_patterns=""
+_versus_run_cache_json=""
 
-_versus_run_words()
+# versus-run's table asked: options | patterns | variants | value OPTION (what OPTION takes:
+# "choices" and the choices, "kind" and the kind, or nothing for a flag or an unknown option)
+_versus_run_ask()
 {
-    local prog=$1
-    if [[ -z $_versus_run_cache_options ]]; then
-        local help
-        help=$("$prog" --help 2>/dev/null) || return
-        _versus_run_cache_options=$(grep -oE '(^|[ ,])--?[A-Za-z][A-Za-z0-9-]*' <<<"$help" | tr -d ' ,' | sort -u)
-        _versus_run_cache_patterns=$(sed -n '/^Patterns$/,/^$/p' <<<"$help" | awk 'NR > 1 && NF {print $1}')
-    fi
+    python3 -c 'import json, sys
+doc = json.loads(sys.argv[1])
+what, opts = sys.argv[2:], doc.get("options", [])
+if what[0] == "options":
+    for o in opts:
+        print("--" + o["name"])
+        if o.get("short"):
+            print("-" + o["short"])
+elif what[0] == "patterns":
+    print("\n".join(p["name"] for p in doc.get("patterns", [])))
+elif what[0] == "variants":
+    print("\n".join(sorted({v for p in doc.get("patterns", []) for v in p.get("variants", [])})))
+else:
+    w = what[1]
+    for o in opts:
+        if o.get("value") and (w == "--" + o["name"] or (o.get("short") and w == "-" + o["short"])):
+            print(*(["choices"] + o["choices"] if o.get("choices") else ["kind", o["kind"], o["value"]]))' \
+        "$_versus_run_cache_json" "$@" 2>/dev/null
 }
 
 _versus_run()
@@ -23,28 +36,31 @@ _versus_run()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local prog=${COMP_WORDS[0]}
-    _versus_run_words "$prog"
-    case $prev in
-        -t|--transport)
-            local names
-            names=$("$prog" --list --json 2>/dev/null | python3 -c 'import json, sys
+    if [[ -z $_versus_run_cache_json ]]; then
+        _versus_run_cache_json=$("$prog" --help --json 2>/dev/null) || return
+    fi
+    if [[ $prev == -* ]]; then
+        local takes
+        takes=($(_versus_run_ask value "$prev"))
+        case ${takes[0]}:${takes[1]} in
+            choices:*)
+                COMPREPLY=($(compgen -W "${takes[*]:1}" -- "$cur")); return ;;
+            kind:transport)
+                local names
+                names=$("$prog" --list --json 2>/dev/null | python3 -c 'import json, sys
 for m in json.load(sys.stdin):
     if m.get("loads"):
         print(m.get("name", ""))' 2>/dev/null)
-            COMPREPLY=($(compgen -W "$names" -- "$cur")); return ;;
-        -p|--pattern)
-            COMPREPLY=($(compgen -W "$_versus_run_cache_patterns" -- "$cur")); return ;;
-        -V|--variant)
-            COMPREPLY=($(compgen -W "blocking nonblocking" -- "$cur")); return ;;
-        --order)
-            COMPREPLY=($(compgen -W "sequential interleaved shuffled" -- "$cur")); return ;;
-        --launch)
-            COMPREPLY=($(compgen -W "local" -- "$cur")); return ;;
-        -o|--out|--rendezvous-dir)
-            COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    esac
+                COMPREPLY=($(compgen -W "$names" -- "$cur")); return ;;
+            kind:pattern|kind:variant)
+                COMPREPLY=($(compgen -W "$(_versus_run_ask "${takes[1]}s")" -- "$cur")); return ;;
+            kind:*)
+                [[ ${takes[2]} == FILE || ${takes[2]} == DIR ]] && COMPREPLY=($(compgen -f -- "$cur"))
+                return ;;
+        esac
+    fi
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$_versus_run_cache_options" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(_versus_run_ask options)" -- "$cur"))
     fi
 }
 

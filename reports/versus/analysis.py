@@ -18,8 +18,8 @@ from .transitions import (Staircase, Transition, attribute, attribute_copy, clas
                           find_staircases,
                           label_rest, left_out_summary, replicate_curves, reported_only, targeted_steps,
                           threshold_notes)
-from .compare import launch_spread
-from .launches import count_launches, launch_key
+from .launches import count_launches, launch_spread
+from .samples import SampleSet
 from .units import run_meaning
 
 PEAK_AGREEMENT = 0.8       # fitted asymptotic bandwidth below 0.8 x the measured peak: disagree
@@ -224,10 +224,10 @@ def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None 
                      include_invalid: bool = False) -> dict:
     """The `versus summary --json` document."""
     analyses = [analyse_run(r, min_bytes, penalty, include_invalid) for r in runs]
-    groups = [g for g in group_launches(runs) if count_launches(g) > 1]
+    groups = [(g, SampleSet.of(g)) for g in group_launches(runs) if count_launches(g) > 1]
     return {
         "versus_analysis": __version__,
         "runs": [a.to_dict() for a in analyses],
-        "launch_spread": [{"label": g[0].label, "launches": [launch_key(r) for r in g],
-                           "sizes": launch_spread(g), "speed_classes": speed_classes(g)} for g in groups],
+        "launch_spread": [{"label": g[0].label, "launches": list(s.launches),
+                           "sizes": launch_spread(s), "speed_classes": speed_classes(g, s)} for g, s in groups],
     }

@@ -54,6 +54,7 @@ from .argtypes import parse_bytes
 from .junit import junit_xml  # noqa: F401  (the check's JUnit file; kept importable from here)
 from .load import (LAUNCH_ENV_PREFIXES, InputError, Run, configuration_key, describe_difference, load_file,
                    read_input, write_atomically)
+from .samples import SampleSet
 
 FORMAT = "versus-baseline"
 VERSION = 2                # 2: each results file's lines verbatim (strings); 1: its records re-encoded
@@ -199,12 +200,7 @@ def cannot_fail(rule: Rule, ref_ns: float, b: int) -> str | None:
 
 def _references(runs: list[Run]) -> dict[int, float]:
     """The median of the reported time per size over the runs' samples pooled (ns)."""
-    from .samples import reported
-    pooled: dict[int, list[np.ndarray]] = {}
-    for r in runs:
-        for b, x in reported(r).items():
-            pooled.setdefault(b, []).append(x)
-    return {b: float(np.median(np.concatenate(xs))) for b, xs in sorted(pooled.items())}
+    return {b: float(np.median(x)) for b, x in SampleSet.of(runs).pooled().items()}
 
 
 def check_rules_can_fail(rules: list[Rule], runs: list[Run], where: str) -> None:

@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_history(sub)
     from .campaign import add_parser as add_campaign
     from .report import add_parser as add_report
-    from .lab import add_parser as add_lab
+    from .lab_cli import add_parser as add_lab
     from .scan import add_parser as add_scan
     add_campaign(sub)
     add_report(sub)

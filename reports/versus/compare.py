@@ -29,12 +29,12 @@ from dataclasses import asdict, dataclass, field
 from .lazy import numpy as np
 
 from .hostload import comparison_note
-from .launches import (BETWEEN, WITHIN, compare_samples, count_launches, infer_size, launch_log_medians,
-                       launch_one_way, regime_between, scope_words, t_quantile)
+from .launches import (BETWEEN, WITHIN, compare_samples, infer_size, launch_log_medians, launch_spread,
+                       regime_between, scope_words, t_quantile)
 from .lazy import scipy_stats as sps
 from .ranges import split_ranges
 from .load import Run, check_comparable, check_same_configuration
-from .samples import for_runs, light_stats, reported
+from .samples import SampleSet
 from .units import run_meaning
 
 __all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "RegimeStatement"]
@@ -132,31 +132,18 @@ def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
     return out
 
 
-def pooled_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[int, np.ndarray]:
-    """Sorted samples per size in ns of the reported time (one-way for a
-    ping-pong, units.py), pooled over the launches given; sizes in `skip` left out."""
-    return for_runs(runs, ("pooled", frozenset(skip)), lambda: _pooled(runs, skip))
-
-
-def _pooled(runs: list[Run], skip) -> dict[int, np.ndarray]:
-    pool: dict[int, list[np.ndarray]] = {}
-    for r in runs:
-        for b, x in reported(r).items():
-            if b not in skip:
-                pool.setdefault(b, []).append(x)
-    return {b: v[0] if len(v) == 1 else np.sort(np.concatenate(v)) for b, v in sorted(pool.items())}
-
-
 def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                  adjust: str = "holm", seed: int = 0, draws: int = 2000,
                  min_effect: float = MIN_EFFECT, include_invalid: bool = False,
-                 labels: tuple[str, str] | None = None) -> Comparison:
+                 labels: tuple[str, str] | None = None,
+                 samples: tuple[SampleSet, SampleSet] | None = None) -> Comparison:
     """Compare A against B (each: one run or several launches of one configuration).
     min_effect: relative difference below which a significant size is marked '='.
     A size where any launch of a side failed its payload check is left out of
     the comparison (and listed in invalid_a / invalid_b) unless include_invalid.
     labels: what to call A and B in the statements (default: their runs' labels, told
-    apart when they are the same, e.g. one configuration on one host and on two)."""
+    apart when they are the same, e.g. one configuration on one host and on two).
+    samples: the two sides' SampleSet of these runs, when the caller has them (else made here)."""
     if not 0 <= min_effect < 1:
         raise ValueError(f"minimum effect {min_effect} is not a fraction in [0, 1)")
     check_comparable(a_runs + b_runs)
@@ -166,15 +153,16 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     inv_a = sorted({b for r in a_runs for b in r.invalid_bytes()})
     inv_b = sorted({b for r in b_runs for b in r.invalid_bytes()})
     skip_a, skip_b = (set(), set()) if include_invalid else (set(inv_a), set(inv_b))
-    pa, pb = pooled_one_way(a_runs, skip_a), pooled_one_way(b_runs, skip_b)
+    sa, sb = samples or (SampleSet.of(a_runs), SampleSet.of(b_runs))
+    pa, pb = sa.pooled(skip_a), sb.pooled(skip_b)
+    la, lb = sa.by_launch(skip_a), sb.by_launch(skip_b)
     common = sorted(set(pa) & set(pb) - skip_a - skip_b)
     cmp = Comparison(*(labels or _side_labels(a_runs, b_runs)), alpha, adjust, min_effect,
                      only_a=sorted(set(pa) - set(pb) - skip_b), only_b=sorted(set(pb) - set(pa) - skip_a),
                      invalid_a=inv_a, invalid_b=inv_b, invalid_included=include_invalid,
                      time_label=run_meaning(a_runs[0]).time_label)
     # one launch a side: within-launch inference; several: between launches (launches.py)
-    la, lb = launch_one_way(a_runs, skip_a), launch_one_way(b_runs, skip_b)
-    rows = [(b, infer_size(la[b], lb[b], rng, draws)) for b in common]
+    rows = [(b, infer_size(list(la[b].values()), list(lb[b].values()), rng, draws)) for b in common]
     padj = adjust_pvalues([r.p for _, r in rows], adjust)
     for (b, r), pj in zip(rows, padj):
         cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
@@ -183,15 +171,15 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                                         r.inference, r.launches_a, r.launches_b, r.df))
     cmp.claims = bool(cmp.sizes) and all(s.inference == BETWEEN for s in cmp.sizes)
     infos = dict(rows)
-    ya, yb = launch_log_medians(a_runs, skip_a), launch_log_medians(b_runs, skip_b)
+    ya, yb = launch_log_medians(la), launch_log_medians(lb)
     cmp.regimes = range_statements(cmp, lambda grp, conf: range_ratio(grp, infos, ya, yb, conf))
     mark_sizes(cmp)
     cmp.scope = scope_words(cmp.sizes) + family_words(len(cmp.regimes))
     cmp.load_note = comparison_note(a_runs, b_runs)
-    if count_launches(a_runs) > 1:
-        cmp.launch_spread_a = launch_spread(a_runs)
-    if count_launches(b_runs) > 1:
-        cmp.launch_spread_b = launch_spread(b_runs)
+    if sa.n_launches > 1:
+        cmp.launch_spread_a = launch_spread(sa)
+    if sb.n_launches > 1:
+        cmp.launch_spread_b = launch_spread(sb)
     return cmp
 
 
@@ -435,31 +423,3 @@ def _regime_effect(rci: tuple[float, float, float]) -> tuple[float, float]:
     for the JSON fields."""
     ratio, lo, hi = rci
     return (1 - ratio) * 100, (hi - lo) / 2 * 100
-
-
-def launch_spread(runs: list[Run]) -> list[dict]:
-    """Per size: spread of the launch medians (between launches) beside the
-    spread within launches (pooled sd, and the typical standard error of a
-    launch median).  Between >> within-median-SE means launches differ."""
-    return for_runs(runs, "launch spread", lambda: _launch_spread(runs))
-
-
-def _launch_spread(runs: list[Run]) -> list[dict]:
-    per: dict[int, list] = {}
-    for r in runs:
-        for b, st in light_stats(r).items():
-            per.setdefault(b, []).append(st)
-    out = []
-    for b, st in sorted(per.items()):
-        if len(st) < 2:
-            continue
-        _, meds, sds, ses = (np.array(v) for v in zip(*st))
-        out.append({
-            "bytes": b, "launches": len(st),
-            "median_of_medians_us": float(np.median(meds)) / 1e3,
-            "between_launch_sd_us": float(meds.std(ddof=1)) / 1e3,
-            "between_launch_range_us": float(np.ptp(meds)) / 1e3,
-            "within_launch_sd_us": float(np.sqrt(np.mean(sds ** 2))) / 1e3,
-            "within_launch_median_se_us": float(np.sqrt(np.mean(ses ** 2))) / 1e3,
-        })
-    return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .compare import fmt_bytes
+from .launches import method_words, scope_words
 from .stats import LIMITS_RULE
 from .transitions import jump_words, staircase_sentence
 from .units import sample_meaning
@@ -138,7 +139,6 @@ def format_launch_spread(rows: list[dict]) -> str:
 
 
 def format_comparison(c: dict) -> str:
-    from .launches import method_words, scope_words
     parts = [f"A = {c['a_label']}", f"B = {c['b_label']}",
              f"times: {c.get('time_label', 'one-way latency (round trip / 2)')}; {method_words(c['sizes'])}; "
              f"a size's mark is its own 95 % interval's: + A faster, - A slower, ~ the interval includes 1, "

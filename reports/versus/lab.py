@@ -20,26 +20,21 @@ shared-memory path (UCX, MPICH over UCX) find one between the boxes unless told 
 network (UCX_TLS=tcp, UCX_NET_DEVICES=vslab0)."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 
 from .load import InputError
-from .modules import first_executable
+from .lab_link import (LINK_LOG, LINK_PID, RUN_DIR, find_link_tool, link_counters, link_lateness,  # noqa: F401
+                       start_relay, stop_relay)
 
 IFACE = "vslab0"
 PREFIX = 24
-RUN_DIR = "/run/versus-lab"                # the remote-shell agent, the MPI host files, the relay's state
 AGENT = f"{RUN_DIR}/agent"
 STATE = f"{RUN_DIR}/lab.json"              # how the link was made (status reads it)
-LINK_PID = f"{RUN_DIR}/link.pid"
-LINK_LOG = f"{RUN_DIR}/link.log"
 
 
 @dataclass(frozen=True)
@@ -104,7 +99,7 @@ def down() -> str:
     """Remove everything `up` made; nothing to do is fine.  Returns the relay's last counters
     (empty without a relay)."""
     _need_root()
-    relay_log = _stop_relay()
+    relay_log = stop_relay()
     for ns in present():
         pids = _ip("netns", "pids", ns, check=False).stdout.split()
         for pid in pids:
@@ -233,7 +228,7 @@ def up(rate_mbit: float | None = None, mtu: int = 1500, delay_us: float | None =
                 f.write(hosts)
         os.makedirs(RUN_DIR, exist_ok=True)
         if link == "relay":
-            _start_relay(tool, delay_us or 0.0, rate_mbit, mtu, link_cpu, spin_us)
+            start_relay(tool, a, b, IFACE, delay_us or 0.0, rate_mbit, mtu, link_cpu, spin_us)
         _wait_carrier(the_boxes)
         _write_agent(the_boxes)
         with open(STATE, "w", encoding="utf-8") as f:
@@ -351,98 +346,6 @@ def _slow_towards(x: Box, towards: list[tuple[Box, float]], mtu: int) -> None:
            "match", "ip", "dst", f"{y.addr}/32", "flowid", cls)
 
 
-def find_link_tool() -> str:
-    """versus-link: $VERSUS_LINK, then PATH, then beside versus-run's build or install."""
-    found = first_executable([os.environ.get("VERSUS_LINK"), shutil.which("versus-link")])
-    if found:
-        return found
-    from .campaign import find_runner     # only now: it brings the analysis stack with it
-    try:
-        runner = os.path.dirname(find_runner())
-    except InputError:
-        runner = None
-    found = runner and first_executable([os.path.join(runner, "versus-link"),
-                                         os.path.join(runner, "..", "tools", "versus-link")])
-    if found:
-        return found
-    raise InputError("cannot find versus-link (the relay for --delay): set VERSUS_LINK, put it on PATH, "
-                     "or build versus (it is built beside versus-run)")
-
-
-def _start_relay(tool: str, delay_us: float, rate_mbit: float | None, mtu: int, cpu: int | None,
-                 spin_us: float | None = None) -> None:
-    """versus-link between the two TUN devices, in its own session (it outlives this command),
-    under SCHED_FIFO so that busy-polling ranks on its CPU cannot starve it, and keeping idle CPUs
-    awake (a wake-up from idle here costs more than the precision a delay needs)."""
-    a, b = BOXES
-    argv = [tool, "--a", f"{a.netns}:{IFACE}", "--b", f"{b.netns}:{IFACE}", "--delay", f"{delay_us:g}",
-            "--mtu", str(mtu), "--fifo", "50", "--awake", "--pidfile", LINK_PID]
-    if rate_mbit is not None:
-        argv += ["--rate", f"{rate_mbit:g}"]
-    if cpu is not None:
-        argv += ["--cpu", str(cpu)]
-    if spin_us is not None:
-        argv += ["--spin", f"{spin_us:g}"]
-    with open(LINK_LOG, "w", encoding="utf-8") as log:
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-    t0 = time.monotonic()
-    while not os.path.exists(LINK_PID):
-        if p.poll() is not None:
-            raise InputError(f"versus-link stopped at once: {open(LINK_LOG, encoding='utf-8').read().strip()}")
-        if time.monotonic() - t0 > 5:
-            p.kill()
-            raise InputError("versus-link did not open the TUN devices within 5 s")
-        time.sleep(0.002)
-
-
-def _stop_relay() -> str:
-    """End the relay (SIGTERM: it prints its counters to the log); returns the log."""
-    try:
-        pid = int(open(LINK_PID, encoding="utf-8").read())
-    except (OSError, ValueError):
-        return ""
-    try:
-        os.kill(pid, 15)
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 2:
-            os.kill(pid, 0)
-            try:
-                os.waitpid(pid, os.WNOHANG)   # our child when up() ran in this process
-            except ChildProcessError:
-                pass
-            time.sleep(0.002)
-        os.kill(pid, 9)
-    except ProcessLookupError:
-        pass
-    try:
-        os.unlink(LINK_PID)
-        return open(LINK_LOG, encoding="utf-8").read()
-    except OSError:
-        return ""
-
-
-def link_counters() -> str:
-    """The relay's counters so far (it prints them to its log on SIGUSR1)."""
-    try:
-        pid = int(open(LINK_PID, encoding="utf-8").read())
-        os.kill(pid, 10)
-        time.sleep(0.05)
-        return open(LINK_LOG, encoding="utf-8").read()
-    except (OSError, ValueError):
-        return ""
-
-
-def link_lateness() -> tuple[int, float] | None:
-    """Packets the relay has delivered since it started, both directions, and how late it
-    delivered them on average (us), from its newest counters; None without a relay."""
-    lines = [ln for ln in link_counters().splitlines() if ln.startswith("versus-link:")][-2:]
-    got = [re.search(r" (\d+) packets .* late by ([\d.]+) us on average", ln) for ln in lines]
-    if len(got) != 2 or not all(got):
-        return None
-    n = sum(int(m.group(1)) for m in got)
-    return n, sum(int(m.group(1)) * float(m.group(2)) for m in got) / max(1, n)
-
-
 def _wait_carrier(boxes: tuple[Box, ...], timeout: float = 5.0) -> None:
     """Every box's end LOWER_UP (some libraries skip an interface that is not running)."""
     t0 = time.monotonic()
@@ -493,6 +396,31 @@ def launcher_args(kind: str) -> list[str]:
                      "(for transports without an MPI launcher set launcher = \"mpirun\")")
 
 
+class Boxes:
+    """The lab as the place a campaign's ranks run (versus campaign --lab; where.py says what a
+    place answers): every run starts on box-a; a run over more than one node gets one box per node
+    through the lab's remote-shell agent, and, when it names no CPUs, CPUs spread over this
+    machine's (the boxes share them: the first rank of each box would take CPU 0)."""
+    nodes = len(BOXES)
+
+    def ready(self) -> None:
+        if not status()["up"]:
+            raise InputError("--lab: the lab is down: start it with 'versus lab up' (see versus lab up --help)")
+
+    def place(self, spec, kind: str) -> tuple[list, list, list]:
+        if (spec.nodes or 1) <= 1:
+            return spec.hosts, spec.launcher_args, []
+        hosts = spec.hosts or [b.name for b in BOXES][:spec.nodes]
+        largs = launcher_args(kind) + spec.launcher_args
+        if spec.cpus is not None:
+            return hosts, largs, []
+        ncpu = os.cpu_count() or 1
+        return hosts, largs, ["--cpus", ",".join(str(i % ncpu) for i in range(spec.np))]
+
+    def command(self, argv: list[str]) -> list[str]:
+        return command("a", argv)
+
+
 def status() -> dict:
     """What is there now: per box its namespace, address, MTU, queueing discipline and TCP
     congestion control."""
@@ -528,121 +456,3 @@ def command(which: str, argv: list[str]) -> list[str]:
     b = box(which)
     return ["ip", "netns", "exec", b.netns, "unshare", "--uts", "sh", "-c",
             'hostname "$0" && exec "$@"', b.name, *argv]
-
-
-# ---------------------------------------------------------------- CLI
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("lab", help="two emulated hosts on this machine (network namespaces), to rehearse",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    lsub = p.add_subparsers(dest="lab_command", metavar="ACTION")
-    u = lsub.add_parser("up", help="build the two boxes (removing an earlier set-up first)")
-    u.add_argument("--rate", type=float, metavar="MBIT", help="limit the link to MBIT Mbit/s (kernel tbf)")
-    u.add_argument("--mtu", type=int, default=1500, help="MTU of the link (default 1500)")
-    u.add_argument("--delay", type=float, metavar="US",
-                   help="one-way delay in microseconds (through the relay, versus-link)")
-    u.add_argument("--link", choices=("veth", "relay"),
-                   help="veth (default; rate by tbf) or relay (versus-link; default with --delay)")
-    u.add_argument("--boxes", type=int, default=2, metavar="N",
-                   help=f"how many boxes (2 to {MAX_BOXES}; more than two hang off one bridge)")
-    u.add_argument("--slow", action="append", default=[], metavar="BOX:MBIT",
-                   help="limit one box's link to MBIT Mbit/s both ways (more than two boxes), repeatable: "
-                        "a slow host among fast ones")
-    u.add_argument("--slow-link", action="append", default=[], metavar="BOX-BOX:MBIT",
-                   help="limit the traffic between two boxes only to MBIT Mbit/s both ways (more than two "
-                        "boxes), repeatable: one bad link among good ones")
-    u.add_argument("--link-cpu", type=int, default=0, metavar="N",
-                   help="the CPU the relay runs on, under SCHED_FIFO (default 0); keep busy-polling "
-                        "ranks off it or give it the CPU they share")
-    u.add_argument("--spin", type=float, metavar="US",
-                   help="the relay polls instead of sleeping this close to a deadline (default 30): "
-                        "raise it where wake-ups run later than that and a delay must be exact; it "
-                        "takes the relay's CPU from ranks sharing it meanwhile")
-    u.set_defaults(func=_cmd_up)
-    d = lsub.add_parser("down", help="remove the boxes and everything still running in them")
-    d.set_defaults(func=_cmd_down)
-    s = lsub.add_parser("status", help="what is there (--json for scripts)")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=_cmd_status)
-    r = lsub.add_parser("run", help="run a command on a box: versus lab run a -- versus-run ...")
-    r.add_argument("box", help="a or b (box-a, box-b)")
-    r.add_argument("argv", nargs="+", metavar="COMMAND")
-    r.set_defaults(func=_cmd_run)
-
-    def no_action(args) -> int:
-        p.print_help(sys.stderr)
-        return 2
-    p.set_defaults(func=no_action)
-
-
-def _print_status(st: dict) -> None:
-    if not any(b["present"] for b in st["boxes"]):
-        print("lab: down (no namespaces)")
-        return
-    for b in st["boxes"]:
-        if b["present"]:
-            print(f"{b['name']:6} {b['addr']:12} netns {b['netns']:14} {st['interface']} mtu {b.get('mtu')} "
-                  f"{b.get('state', '?')}  tcp {b.get('congestion') or '?'}  {b.get('qdisc', '')}")
-        else:
-            print(f"{b['name']:6} missing (netns {b['netns']})")
-    if st.get("link") == "relay":
-        rate = f"{st['rate_mbit']:g} Mbit/s" if st.get("rate_mbit") else "no rate limit"
-        alive = os.path.exists(LINK_PID)
-        print(f"link: relay versus-link, one-way delay {st.get('delay_us') or 0:g} us, {rate}, on CPU "
-              f"{st.get('link_cpu')}{'' if alive else ' (NOT RUNNING)'}")
-
-
-def _cmd_up(args) -> int:
-    t0 = time.monotonic()
-    slow = {}
-    for item in args.slow:
-        name, _, rate = item.partition(":")
-        try:
-            slow[name] = float(rate)
-        except ValueError:
-            raise InputError(f"--slow {item!r}: give BOX:MBIT, e.g. --slow c:100") from None
-    slow_links = {}
-    for item in args.slow_link:
-        pair, _, rate = item.partition(":")
-        x, _, y = pair.partition("-")
-        try:
-            if not (x and y):
-                raise ValueError
-            slow_links[(x, y)] = float(rate)
-        except ValueError:
-            raise InputError(f"--slow-link {item!r}: give BOX-BOX:MBIT, e.g. --slow-link a-b:100") from None
-    if args.spin is not None and not (0 <= args.spin <= 10000):
-        raise InputError(f"--spin {args.spin:g}: give microseconds from 0 to 10000")
-    if args.spin is not None and args.delay is None and args.link != "relay":
-        raise InputError("--spin tunes the relay: give it with --delay or --link relay")
-    st = up(args.rate, args.mtu, args.delay, args.link, args.link_cpu, args.boxes, slow, slow_links,
-            args.spin)
-    _print_status(st)
-    print(f"lab: up in {time.monotonic() - t0:.2f} s; run on a box with: versus lab run a -- COMMAND")
-    return 0
-
-
-def _cmd_down(args) -> int:
-    for ln in down().splitlines()[-2:]:
-        if ln.startswith("versus-link:"):
-            print(ln)
-    print("lab: down")
-    return 0
-
-
-def _cmd_status(args) -> int:
-    st = status()
-    if args.json:
-        print(json.dumps(st, indent=1))
-    else:
-        _print_status(st)
-    return 0 if st["up"] else 1
-
-
-def _cmd_run(args) -> int:
-    _need_root()
-    b = box(args.box)
-    if b.netns not in present():
-        raise InputError("the lab is down: start it with 'versus lab up'")
-    argv = args.argv[1:] if args.argv and args.argv[0] == "--" else args.argv
-    return subprocess.call(command(b.name, argv))

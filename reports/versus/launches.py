@@ -50,9 +50,8 @@ from dataclasses import dataclass
 from .lazy import numpy as np
 from .lazy import scipy_stats as sps
 
-from .load import Run
-from .samples import reported, sorted_median
-from .stats import bootstrap_median_draws, median_rank_probabilities
+from .samples import SampleSet, launch_key
+from .stats import bootstrap_median_draws, median_rank_probabilities, median_summary, sorted_median
 
 WITHIN = "within-launch"
 BETWEEN = "between-launch"
@@ -130,40 +129,14 @@ def mann_whitney_sorted(a: np.ndarray, b: np.ndarray) -> float:
     return min(1.0, max(0.0, math.erfc(z / math.sqrt(2))))
 
 
-def launch_key(run: Run) -> str:
-    """What identifies one process launch: its run_id (else file and launch index)."""
-    rid = run.record.get("run_id")
-    if isinstance(rid, str) and rid:
-        return rid
-    return f"{run.source}#{run.launch_id}"
-
-
-def count_launches(runs: list[Run]) -> int:
+def count_launches(runs) -> int:
     return len({launch_key(r) for r in runs})
 
 
-def launch_one_way(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[int, list[np.ndarray]]:
-    """Per size (ascending, sizes in `skip` left out), the sorted samples of each
-    launch measuring it, in ns of the reported time (units.py: a ping-pong's
-    round trip / 2, a stream's time per message, ...)."""
-    return {b: list(d.values()) for b, d in _per_launch(runs, skip).items()}
-
-
-def _per_launch(runs: list[Run], skip) -> dict[int, dict[str, np.ndarray]]:
-    per: dict[int, dict[str, list[np.ndarray]]] = {}
-    for r in runs:
-        key = launch_key(r)
-        for b, x in reported(r).items():
-            if b not in skip:
-                per.setdefault(b, {}).setdefault(key, []).append(x)
-    return {b: {k: v[0] if len(v) == 1 else np.sort(np.concatenate(v)) for k, v in d.items()}
-            for b, d in sorted(per.items())}
-
-
-def launch_log_medians(runs: list[Run], skip: set[int] | frozenset = frozenset()) -> dict[str, dict[int, float]]:
-    """Per launch, the log of its median at each size it measured."""
+def launch_log_medians(by_launch: dict[int, dict[str, np.ndarray]]) -> dict[str, dict[int, float]]:
+    """Per launch, the log of its median at each size it measured (by_launch: SampleSet.by_launch)."""
     out: dict[str, dict[int, float]] = {}
-    for b, d in _per_launch(runs, skip).items():
+    for b, d in by_launch.items():
         for k, x in d.items():
             out.setdefault(k, {})[b] = float(_log_floor(np.array([sorted_median(x)]))[0])
     return out
@@ -318,3 +291,32 @@ def method_words(sizes: list[dict]) -> str:
     if kinds == {WITHIN} or not kinds:
         return within
     return f"{between}; sizes with one launch a side: {within}"
+
+
+def launch_spread(samples: SampleSet) -> list[dict]:
+    """Per size: spread of the launch medians (between launches) beside the
+    spread within launches (pooled sd, and the typical standard error of a
+    launch median).  Between >> within-median-SE means launches differ.
+    Each run of the set counts as one launch here."""
+    return samples.once("launch spread", lambda: _launch_spread(samples))
+
+
+def _launch_spread(samples: SampleSet) -> list[dict]:
+    per: dict[int, list] = {}
+    for t in samples.times:
+        for b, x in t.items():
+            per.setdefault(b, []).append(median_summary(x))
+    out = []
+    for b, st in sorted(per.items()):
+        if len(st) < 2:
+            continue
+        _, meds, sds, ses = (np.array(v) for v in zip(*st))
+        out.append({
+            "bytes": b, "launches": len(st),
+            "median_of_medians_us": float(np.median(meds)) / 1e3,
+            "between_launch_sd_us": float(meds.std(ddof=1)) / 1e3,
+            "between_launch_range_us": float(np.ptp(meds)) / 1e3,
+            "within_launch_sd_us": float(np.sqrt(np.mean(sds ** 2))) / 1e3,
+            "within_launch_median_se_us": float(np.sqrt(np.mean(ses ** 2))) / 1e3,
+        })
+    return out

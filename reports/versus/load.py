@@ -146,6 +146,15 @@ class Run:
         return self.record.get("transport") or {}
 
     @property
+    def roles(self) -> frozenset[str]:
+        """What the module declared itself to the analysis (transport.roles): "reference"
+        (versus's own implementation, no library's), "floor" (the fastest path between two
+        ranks of one node).  Empty for a library's module, an imported run, and records
+        written before modules declared roles."""
+        r = self.transport.get("roles")
+        return frozenset(x for x in r if isinstance(x, str)) if isinstance(r, list) else frozenset()
+
+    @property
     def pattern(self) -> str:
         return str(self.record.get("pattern", ""))
 
@@ -628,9 +637,10 @@ def check_comparable(runs: list[Run]) -> None:
 
 # Variables in the run record's `env` that wire one launch (job ids, rendezvous
 # addresses, inherited descriptors, the runner's own paths), not a setting of the
-# configuration: they differ from launch to launch.
-LAUNCH_ENV_PREFIXES = ("VERSUS_", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
-                       "OMPI_MCA_initial_wdir")
+# configuration: they differ from launch to launch.  Those a library's launcher
+# sets are not recorded at all: the module declares them (env_wiring, `versus-run
+# --list --json`) and the runner leaves them out of the record.
+LAUNCH_ENV_PREFIXES = ("VERSUS_",)
 
 
 def _placement_key(p) -> str:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+from pathlib import Path
+
+from .load import InputError
 
 LAUNCHERS = ("auto", "local", "mpirun", "mpiexec", "srun")
 
@@ -23,6 +27,21 @@ def first_executable(cands) -> str | None:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
     return None
+
+
+def find_runner(explicit: str | None = None) -> str:
+    """--runner, then $VERSUS_RUN, then PATH, then the build tree next to the sources."""
+    root = Path(__file__).resolve().parents[2]
+    if explicit is not None:
+        explicit = explicit if os.sep in explicit else shutil.which(explicit) or explicit
+        if not first_executable([explicit]):
+            raise InputError(f"--runner {explicit}: no executable there (give the path of versus-run)")
+    found = first_executable([explicit, os.environ.get("VERSUS_RUN"), shutil.which("versus-run"),
+                              str(root / "build" / "core" / "versus-run")])
+    if found:
+        return found
+    raise InputError("cannot find versus-run: give --runner PATH, set VERSUS_RUN, put it on PATH, "
+                     "or build it (meson setup build && ninja -C build)")
 
 
 def declared(runner: str, env: dict | None = None, timeout: float = 60) -> dict[str, dict]:

@@ -191,7 +191,7 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
     time_label says what the times are (units.py: one-way latency for a ping-pong).
 
     series: [{label, sizes: [size dicts with median_us, median_ci_us, bandwidth_MBps, bw_ci_MBps],
-    keep: sizes always drawn (the transitions)}]; floor: the shm series, drawn as the bound
+    keep: sizes always drawn (the transitions)}]; floor: the shared-memory reference's series, drawn as the bound
     (dashed, black).  Without pdf_dir nothing is drawn."""
     out = []
     for kind in ("latency", "bandwidth"):

@@ -19,6 +19,7 @@ import os
 import platform
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .lazy import numpy as np
@@ -26,9 +27,11 @@ from .lazy import numpy as np
 from .hostload import comparison_note, config_words
 from . import __version__
 from .analysis import Analysis, analyse_run, invalid_note
-from .compare import compare_runs, fmt_bytes, launch_spread
+from .compare import compare_runs, fmt_bytes
+from .launches import launch_spread, method_words
 from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
 from .report_methods import methods_section
+from .samples import SampleSet
 from .report_studies import study_section
 from .speedclass import speed_classes
 from .stats import SizeStats
@@ -37,7 +40,6 @@ from .console import validation_words
 from .render import CONTROL_LIMITS_NOTE, ci_cell
 from .units import run_meaning
 
-REFERENCE_TRANSPORTS = ("shm", "tcp")
 # each configuration's own figure (in appendix.tex) up to this many configurations: a figure costs
 # about 0.2 s, which a 100-configuration report does not spend
 DETAIL_FIGURES_UP_TO = 8
@@ -54,6 +56,12 @@ class Config:
     sizes: list[dict] = field(default_factory=list)
     entry: dict | None = None
 
+    @cached_property
+    def samples(self) -> SampleSet:
+        """Its launches' samples, made the first time a comparison, the launch spread
+        or the speed classes ask for them, and then handed to each of them."""
+        return SampleSet.of(self.runs)
+
     @property
     def transport(self) -> str:
         return str(self.pooled.transport.get("name", "?"))
@@ -61,6 +69,11 @@ class Config:
     @property
     def group(self) -> tuple[str, str]:
         return self.pooled.pattern, self.pooled.variant
+
+    @property
+    def roles(self) -> frozenset[str]:
+        """The roles every launch's module declared (Run.roles): "reference", "floor"."""
+        return frozenset.intersection(*(r.roles for r in self.runs)) if self.runs else frozenset()
 
 
 # What `versus campaign` writes in campaign.json, field by field: (kinds accepted, required).
@@ -234,8 +247,8 @@ SUMMARY_COLUMNS = [
     {"key": "peak_bw", "title": "peak bandwidth MB/s", "fmt": "mbps", "width": 0.06},
     {"key": "bw_over_peak", "title": "asymptotic ÷ peak (below 0.8: the fit is off, or the peak a burst the largest sizes do not sustain)",
      "fmt": "times", "width": 0.07},
-    {"key": "floor_latency_x", "title": "{time} ÷ shm floor", "fmt": "times", "width": 0.06},
-    {"key": "floor_bw_pct", "title": "peak bandwidth, % of shm floor", "fmt": "pct", "width": 0.06},
+    {"key": "floor_latency_x", "title": "{time} ÷ floor", "fmt": "times", "width": 0.06},
+    {"key": "floor_bw_pct", "title": "peak bandwidth, % of floor", "fmt": "pct", "width": 0.06},
     {"key": "n_transitions", "title": "transitions", "fmt": "int", "width": 0.065},
     {"key": "status", "title": "status", "fmt": "text", "width": 0.05},
 ]
@@ -271,7 +284,7 @@ def detail_table(c: Config) -> dict:
 
 
 def spread_table(c: Config, spread: list[dict]) -> dict | None:
-    """Per size, the launch medians' spread beside the spread within launches (compare.launch_spread)."""
+    """Per size, the launch medians' spread beside the spread within launches (launches.launch_spread)."""
     if not spread:
         return None
     rows = [[r["bytes"], r["launches"], r["median_of_medians_us"], r["between_launch_sd_us"],
@@ -317,11 +330,10 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
     between-launch inference, launches.py)."""
     if not {s["bytes"] for s in a.sizes} & {s["bytes"] for s in b.sizes}:
         return None
-    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid).to_dict()
+    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid, samples=(a.samples, b.samples)).to_dict()
     rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
              {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_value"]]
             for s in cmp["sizes"]]
-    from .launches import method_words
     notes = [f"Times: {cmp['time_label']}; {method_words(cmp['sizes'])}. A size's mark is its own 95 % "
              "interval's (+ A faster, - A slower, ~ the interval includes 1, = under the minimum effect); "
              "in parentheses where no statement over its range claims it. The statements above are the "
@@ -402,7 +414,7 @@ def comparison_jobs(configs: list[Config], pairs: list[dict]) -> tuple[list[tupl
             out.append((a, b, "asked for in the campaign"))
     if len(configs) < 2:
         return out, False
-    libs = [c for c in configs if c.transport not in REFERENCE_TRANSPORTS and c.sizes]
+    libs = [c for c in configs if "reference" not in c.roles and c.sizes]
     what = "library configuration"
     if len(libs) < 2:
         libs, what = [c for c in configs if c.sizes], "configuration"
@@ -454,7 +466,7 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
     keys = sorted(dict.fromkeys(c.group for c in configs), key=lambda k: k[0] != "pingpong")
     for key in keys:
         members = [c for c in configs if c.group == key]
-        floor = next((c for c in members if c.transport == "shm" and c.sizes), None)
+        floor = next((c for c in members if "floor" in c.roles and c.sizes), None)
         rows = []
         for c in members:
             r = summary_row(c, floor)
@@ -492,9 +504,9 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                          "staircases": [staircase_sentence(sc.to_dict()) for sc in c.analysis.staircases]
                          if c.analysis else [],
                          "left_out": (c.analysis.left_out or {}).get("text") if c.analysis else None,
-                         "spread": (spread := launch_spread(c.runs) if len(c.runs) > 1 else []),
+                         "spread": (spread := launch_spread(c.samples) if len(c.runs) > 1 else []),
                          "spread_table": spread_table(c, spread),
-                         "speed_classes": (speed_classes(c.runs) or {}).get("text"),
+                         "speed_classes": (speed_classes(c.runs, c.samples) or {}).get("text"),
                          "plot": plots.detail_plot(f"fig-detail-{len(groups)}-{i}", c.id, c.sizes,
                                                    c.analysis.to_dict()["regimes"] if c.analysis else [],
                                                    [t.to_dict() for t in c.analysis.transitions]

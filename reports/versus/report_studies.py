@@ -113,7 +113,7 @@ def seed000(configs) -> dict:
     sweeps = _sweeps(configs)
     if len(sweeps) == 2:         # each side its configuration's launches (between-launch when several)
         cmp = compare_runs(sweeps[1].runs, sweeps[0].runs, include_invalid=_included(sweeps[1]),
-                           labels=(names[1], names[0]))
+                           labels=(names[1], names[0]), samples=(sweeps[1].samples, sweeps[0].samples))
         statements = named_statements(cmp, names[1], names[0])
     return {"tables": tables, "statements": statements}
 
@@ -214,7 +214,7 @@ def seed002(configs) -> dict:
     if len(configs) >= 2:
         for c in configs[1:]:
             cmp = compare_runs(c.runs, configs[0].runs, include_invalid=_included(c),
-                               labels=(c.id, configs[0].id))
+                               labels=(c.id, configs[0].id), samples=(c.samples, configs[0].samples))
             statements += named_statements(cmp, c.id, configs[0].id)
     return {"tables": tables, "statements": statements}
 
@@ -334,7 +334,8 @@ def _answer_table(study, rows, notes=None):
     return t
 
 
-def _one_way_div(c) -> float:
+def _divisor(c) -> float:
+    """What a configuration's samples are divided by to give its reported time (units.py)."""
     return float(run_meaning(c.pooled).divisor)
 
 
@@ -781,8 +782,8 @@ def answer003(configs, partial=()) -> dict:
         if steps:
             t = max(steps, key=lambda t: t.jump_us)
             ans = (f"largest step {where}: at {t.bytes} B (between {t.after_bytes} and {t.before_bytes} B), "
-                   f"{_g(t.jump_us * _one_way_div(rv))} µs per round trip"
-                   + (f" [{_g(t.jump_ci_us[0] * _one_way_div(rv))}, {_g(t.jump_ci_us[1] * _one_way_div(rv))}]"
+                   f"{_g(t.jump_us * _divisor(rv))} µs per round trip"
+                   + (f" [{_g(t.jump_ci_us[0] * _divisor(rv))}, {_g(t.jump_ci_us[1] * _divisor(rv))}]"
                       if t.jump_ci_us else ""))
             ok = t.after_bytes < 8192 + 1024 and t.before_bytes > 8192 - 1024
             if not _two_boxes(rv):
@@ -880,7 +881,7 @@ def answer004(configs, partial=()) -> dict:
     else:
         rows.append(_row(q1, p1, "–", "not measured here", "the sweep lacks sizes on one side of 40 ints"))
     steps, a = _steps(c)
-    div = _one_way_div(c)
+    div = _divisor(c)
     if steps:
         h = np.array([t.jump_us * div for t in steps])
         gaps = np.diff([t.bytes for t in steps])

@@ -33,7 +33,7 @@ from .lazy import numpy as np
 from .load import PairRecord, Run
 
 SLOW_SIGMAS = 5.0
-# A slow link is a factor, not a few per cent: on one host over tcp loopback the pairs of 8 ranks
+# A slow link is a factor, not a few per cent: on one host over a loopback socket the pairs of 8 ranks
 # differ steadily by up to 1.48x (15 scans, --serial); a floor of 1.25 named a "bad link" there in
 # 1 of 16 scans.  A degraded link (a lane down, a rate misnegotiated) costs 2x or more.
 SLOW_RATIO = 2.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .lazy import numpy as np
 
-from . import samples
+from .samples import SampleSet
 from .load import InputError, Run
 from .stats import median_ci_sorted
 
@@ -65,10 +65,7 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
     if pattern != imported.pattern:
         raise InputError(f"{imported.source}: {imp.get('tool')}'s {imp.get('test')} is a {imported.pattern}, "
                          f"the measured side a {pattern}: they measure different things")
-    pooled: dict[int, list[np.ndarray]] = {}
-    for r in measured:
-        for b, x in samples.reported(r).items():
-            pooled.setdefault(b, []).append(x)
+    pooled = SampleSet.of(measured).pooled()
     kind = _statistic_kind(imp)
     latency = pattern == "pingpong"
     rows = []
@@ -76,7 +73,7 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
         b = int(s["bytes"])
         if b not in pooled:
             continue
-        x = np.sort(np.concatenate(pooled[b]))
+        x = pooled[b]
         if latency:
             tool = s.get("one_way_ns")
             if kind == "median":

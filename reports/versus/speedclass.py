@@ -37,10 +37,10 @@ import math
 
 from .lazy import numpy as np
 
-from .launches import launch_key
+from .compare import fmt_bytes
 from .load import Run
-from .samples import reported, sorted_median
-from .stats import MEDIAN_SE_FACTOR, median_ci_sorted, se_from_ci
+from .samples import SampleSet
+from .stats import median_summary
 
 MIN_LAUNCHES = 3
 MIN_GAP = math.log(1.25)       # neighbouring classes at least 25 % apart
@@ -51,26 +51,19 @@ RULE = ("launches sorted by their speed relative to the others (mean log median 
         "and 4 standard errors of the two launches beside it; 3 launches or more")
 
 
-def _launch_medians(runs: list[Run]) -> tuple[list[str], list[int], np.ndarray, np.ndarray]:
+def _launch_medians(samples: SampleSet) -> tuple[list[str], list[int], np.ndarray, np.ndarray]:
     """Launch keys, the sizes every launch measured, and (launch x size) arrays
     of medians (ns) and their standard errors relative to the median."""
-    per: dict[str, dict[int, list[np.ndarray]]] = {}
-    for r in runs:
-        d = per.setdefault(launch_key(r), {})
-        for b, x in reported(r).items():
-            d.setdefault(b, []).append(x)
-    keys = list(per)
-    common = sorted(set.intersection(*(set(d) for d in per.values()))) if per else []
+    keys = list(dict.fromkeys(samples.launches))
+    by_launch = samples.by_launch()
+    common = [b for b, d in by_launch.items() if len(d) == len(keys)]
     med = np.zeros((len(keys), len(common)))
     rel_se = np.zeros_like(med)
     for i, k in enumerate(keys):
         for j, b in enumerate(common):
-            parts = per[k][b]
-            x = parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
-            m = sorted_median(x)
-            sd = float(x.std(ddof=1)) if x.size > 1 else 0.0
+            _, m, _, se = median_summary(by_launch[b][k])
             med[i, j] = m
-            rel_se[i, j] = se_from_ci(median_ci_sorted(x), sd, int(x.size), MEDIAN_SE_FACTOR) / m if m > 0 else 0
+            rel_se[i, j] = se / m if m > 0 else 0
     keep = (med > 0).all(axis=0)
     return keys, [b for b, k in zip(common, keep) if k], med[:, keep], rel_se[:, keep]
 
@@ -113,18 +106,16 @@ def _us(v_ns: float) -> str:
     return f"{v:,.{dec}f}".replace(",", " ")
 
 
-def _size(b: int) -> str:
-    from .compare import fmt_bytes
-    return fmt_bytes(b)
-
-
-def speed_classes(runs: list[Run]) -> dict | None:
+def speed_classes(runs: list[Run], samples: SampleSet | None = None) -> dict | None:
     """The speed classes of one configuration's launches, or None when there are
     fewer than 3 launches or no size every launch measured.  `count` 1 means one
-    class; `text` says what a reader should know (None for one class)."""
-    if len({launch_key(r) for r in runs}) < MIN_LAUNCHES:
+    class; `text` says what a reader should know (None for one class).  samples:
+    the runs' SampleSet, when the caller has it (else made here)."""
+    if samples is None:
+        samples = SampleSet.of(runs)
+    if samples.n_launches < MIN_LAUNCHES:
         return None
-    keys, sizes, med, rel_se = _launch_medians(runs)
+    keys, sizes, med, rel_se = _launch_medians(samples)
     if len(keys) < MIN_LAUNCHES or not sizes:
         return None
     y = np.log(med)
@@ -150,5 +141,5 @@ def speed_classes(runs: list[Run]) -> dict | None:
     parts = [f"{len(c)} at {_us(med[c, j].min())}" + (f"–{_us(med[c, j].max())}" if len(c) > 1 else "") + " µs"
              for c in classes]
     out["text"] = (f"launches fall into {len(classes)} speed classes: {', '.join(parts)} "
-                   f"(at {_size(sizes[j])}; apart at {out['apart_sizes']} of {len(sizes)} sizes)")
+                   f"(at {fmt_bytes(sizes[j])}; apart at {out['apart_sizes']} of {len(sizes)} sizes)")
     return out

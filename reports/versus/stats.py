@@ -17,6 +17,7 @@ from functools import lru_cache
 from .lazy import numpy as np
 from .lazy import scipy_stats as sps
 
+from .samples import reported
 from .units import run_meaning
 
 CONFIDENCE = 0.95
@@ -60,7 +61,7 @@ class SizeStats:
     normality_test: str | None      # 'shapiro' or None when not testable
     normality_p: float | None
     normal: bool | None             # p >= 0.05
-    bandwidth_MBps: float           # one-way: bytes / (median RTT / 2), 1 MB = 1e6 bytes
+    bandwidth_MBps: float           # bytes moved / median reported time, 1 MB = 1e6 bytes
     mean_rtt_ns: float
     bandwidth_ci_MBps: tuple[float, float] | None = None   # bytes over the median's 95 % CI
     q25_ns: float = float("nan")    # lower quartile: where change points are placed
@@ -140,6 +141,21 @@ def median_ci_sorted(sorted_x: np.ndarray, confidence: float = CONFIDENCE) -> tu
     return float(sorted_x[r[0]]), float(sorted_x[r[1]])
 
 
+def sorted_median(x: np.ndarray) -> float:
+    """The median of an ascending array, without sorting it again."""
+    n = x.size
+    h = n // 2
+    return float(x[h]) if n % 2 else float(0.5 * (x[h - 1] + x[h]))
+
+
+def median_summary(x: np.ndarray) -> tuple[int, float, float, float]:
+    """(n, median, sd, standard error of the median) of an ascending array, without
+    the tests summarise_sorted runs (what a launch spread needs of each launch)."""
+    n = int(x.size)
+    sd = float(x.std(ddof=1)) if n > 1 else 0.0
+    return n, sorted_median(x), sd, se_from_ci(median_ci_sorted(x), sd, n, MEDIAN_SE_FACTOR)
+
+
 def normality(x: np.ndarray, seed: int = 0) -> tuple[str | None, float | None]:
     """Shapiro-Wilk on at most 5000 samples (a seeded random subset when larger)."""
     if x.size < 3 or np.ptp(x) == 0:
@@ -154,24 +170,24 @@ def normality(x: np.ndarray, seed: int = 0) -> tuple[str | None, float | None]:
     return "shapiro", float(res.pvalue)
 
 
-def sorted_percentiles(ow: np.ndarray, qs) -> tuple[float, ...]:
+def sorted_percentiles(x: np.ndarray, qs) -> tuple[float, ...]:
     """np.percentile's default (linear) percentiles of an ascending array, read off
     it by index instead of partitioning it again."""
-    pos = np.asarray(qs, dtype=np.float64) / 100 * (ow.size - 1)
+    pos = np.asarray(qs, dtype=np.float64) / 100 * (x.size - 1)
     lo = np.floor(pos).astype(np.int64)
-    hi = np.minimum(lo + 1, ow.size - 1)
+    hi = np.minimum(lo + 1, x.size - 1)
     frac = pos - lo
-    return tuple(float(v) for v in ow[lo] + (ow[hi] - ow[lo]) * frac)
+    return tuple(float(v) for v in x[lo] + (x[hi] - x[lo]) * frac)
 
 
-def control_limits_sorted(ow: np.ndarray) -> tuple[float, float]:
+def control_limits_sorted(x: np.ndarray) -> tuple[float, float]:
     """Control limits of an ascending sample: its LIMIT_Q and 1 - LIMIT_Q quantiles
     as order statistics (the k-th smallest and k-th largest sample, k = floor(n q) + 1),
     never interpolated past the data.  Not mean ± 3σ: on timing data with a long upper
     tail that puts the lower limit below 0 (seed 002: -10,014 us).  A sample of
     times is never negative, so neither are these."""
-    k = int(np.floor(ow.size * LIMIT_Q))
-    return float(ow[k]), float(ow[ow.size - 1 - k])
+    k = int(np.floor(x.size * LIMIT_Q))
+    return float(x[k]), float(x[x.size - 1 - k])
 
 
 def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
@@ -179,44 +195,43 @@ def summarise_size(nbytes: int, samples_ns: np.ndarray, batch: int = 1,
     """Statistics of one size from its samples (ns).  Each sample / divisor is
     the reported time (a ping-pong's round trip / 2 = one-way latency; see
     units.py for the other patterns), during which bytes_factor * nbytes move."""
-    rtt = np.asarray(samples_ns, dtype=np.float64)
-    if rtt.size == 0:
+    raw = np.asarray(samples_ns, dtype=np.float64)
+    if raw.size == 0:
         raise ValueError(f"size {nbytes}: no samples")
-    return summarise_sorted(nbytes, np.sort(rtt) / divisor, batch, divisor, bytes_factor)
+    return summarise_sorted(nbytes, np.sort(raw) / divisor, batch, divisor, bytes_factor)
 
 
-def summarise_sorted(nbytes: int, ow: np.ndarray, batch: int = 1,
+def summarise_sorted(nbytes: int, x: np.ndarray, batch: int = 1,
                      divisor: float = 2.0, bytes_factor: float = 1.0) -> SizeStats:
     """summarise_size of samples already sorted and in the reported time
     (samples.reported: sample / divisor)."""
-    n = int(ow.size)
+    n = int(x.size)
     if n == 0:
         raise ValueError(f"size {nbytes}: no samples")
-    mean = float(ow.mean())
-    std = float(ow.std(ddof=1)) if n > 1 else 0.0
-    p5, q25, med, p95, p99 = sorted_percentiles(ow, (5, 100 * LOCATION_Q, 50, 95, 99))
-    lcl, ucl = control_limits_sorted(ow)
-    outside = int(np.searchsorted(ow, lcl, "left") + (n - np.searchsorted(ow, ucl, "right")))
-    test, p = normality(ow)
+    mean = float(x.mean())
+    std = float(x.std(ddof=1)) if n > 1 else 0.0
+    p5, q25, med, p95, p99 = sorted_percentiles(x, (5, 100 * LOCATION_Q, 50, 95, 99))
+    lcl, ucl = control_limits_sorted(x)
+    outside = int(np.searchsorted(x, lcl, "left") + (n - np.searchsorted(x, ucl, "right")))
+    test, p = normality(x)
     mean_rtt = divisor * mean
     moved = bytes_factor * nbytes
     bw = moved / med * 1e3 if med > 0 else float("nan")   # bytes/ns -> MB/s
-    med_ci = median_ci_sorted(ow)
+    med_ci = median_ci_sorted(x)
     bw_ci = (moved / med_ci[1] * 1e3, moved / med_ci[0] * 1e3) if med_ci and med_ci[0] > 0 else None
     return SizeStats(
         bytes=int(nbytes), n=n, batch=int(batch),
-        min_ns=float(ow[0]), max_ns=float(ow[-1]), median_ns=med,
+        min_ns=float(x[0]), max_ns=float(x[-1]), median_ns=med,
         median_ci_ns=med_ci, mean_ns=mean, std_ns=std,
         stderr_ns=std / np.sqrt(n) if n > 1 else 0.0,
         p5_ns=p5, p95_ns=p95, p99_ns=p99, lcl_ns=lcl, ucl_ns=ucl, outside_limits=outside,
         normality_test=test, normality_p=p, normal=None if p is None else bool(p >= 0.05),
         bandwidth_MBps=bw, mean_rtt_ns=mean_rtt, bandwidth_ci_MBps=bw_ci,
-        q25_ns=q25, q25_ci_ns=quantile_ci_sorted(ow, LOCATION_Q))
+        q25_ns=q25, q25_ci_ns=quantile_ci_sorted(x, LOCATION_Q))
 
 
 def summarise_run(run) -> list[SizeStats]:
     """Per-size statistics of a run, sizes ascending (repeated visits pooled)."""
-    from .samples import reported
     m = run_meaning(run)
     view = reported(run)
     out = []

@@ -949,7 +949,7 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
         # of the gaps that pass, the largest step (as attribute(): t says how sure, not how big;
         # the gaps next to a step share some of its sizes and pass too, with less height) -- but
         # a value the transport computed for the payload (exact) is a hypothesis about one gap:
-        # when the gap holding the value passes, it is the step (tcp's 64 B padding puts steps of
+        # when the gap holding the value passes, it is the step (a 64 B padding, TCP's over the lab's relay, puts steps of
         # the same height every 64 B inside the window; a CI launch named one 124 B below the
         # packet step at MTU 9000)
         at = [c for c in passing if x[c[0]] < val <= x[c[0] + 1]] if _exact(names) else []

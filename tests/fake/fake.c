@@ -59,46 +59,33 @@ static int fake_version(char *buf, size_t len)
     return 0;
 }
 
-static const vs_option_t fake_options[] = {
-    {"base_ns", VS_OPT_NUMBER, NULL, 0, "1000", "time of a zero-byte message, ns"},
-    {"ns_per_byte", VS_OPT_NUMBER, NULL, 0, "1", "time per byte, ns"},
-    {"step_at", VS_OPT_NUMBER, NULL, 0, "3000", "size from which step_ns is added, bytes"},
-    {"step_ns", VS_OPT_NUMBER, NULL, 0, "5000", "the step's height, ns"},
-    {"noise_pct", VS_OPT_NUMBER, NULL, 0, "0", "uniform noise, % of the time"},
-    {"seed", VS_OPT_NUMBER, NULL, 0, "fixed", "noise seed"},
-    {"sleep", VS_OPT_NUMBER, NULL, 0, "0", "1: a blocking wait sleeps to its deadline instead of spinning"},
+enum { OPT_BASE_NS, OPT_NS_PER_BYTE, OPT_STEP_AT, OPT_STEP_NS, OPT_NOISE_PCT, OPT_SEED, OPT_SLEEP, N_OPTS };
+
+static const vs_option_t fake_options[N_OPTS] = {
+    [OPT_BASE_NS] = {"base_ns", VS_OPT_NUMBER, NULL, 0, "1000", "time of a zero-byte message, ns"},
+    [OPT_NS_PER_BYTE] = {"ns_per_byte", VS_OPT_NUMBER, NULL, 0, "1", "time per byte, ns"},
+    [OPT_STEP_AT] = {"step_at", VS_OPT_NUMBER, NULL, 0, "3000", "size from which step_ns is added, bytes"},
+    [OPT_STEP_NS] = {"step_ns", VS_OPT_NUMBER, NULL, 0, "5000", "the step's height, ns"},
+    [OPT_NOISE_PCT] = {"noise_pct", VS_OPT_NUMBER, NULL, 0, "0", "uniform noise, % of the time"},
+    [OPT_SEED] = {"seed", VS_OPT_NUMBER, NULL, 0, "fixed", "noise seed"},
+    [OPT_SLEEP] = {"sleep", VS_OPT_NUMBER, NULL, 0, "0",
+                   "1: a blocking wait sleeps to its deadline instead of spinning"},
 };
 
-static int fake_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+static int fake_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
     fake_t *f = calloc(1, sizeof *f);
     if (!f)
         return -ENOMEM;
+    /* parsed by core against fake_options, the defaults included (but seed's) */
     f->host = host;
-    f->base_ns = 1000;
-    f->ns_per_byte = 1;
-    f->step_at = 3000;
-    f->step_ns = 5000;
-    f->rng = 0x9e3779b97f4a7c15ULL;
-    /* core checked every value against fake_options: numbers, each key once */
-    for (size_t i = 0; i < n_opts; i++) {
-        const char *k = opts[i].key;
-        double v = strtod(opts[i].value, NULL);
-        if (!strcmp(k, "base_ns"))
-            f->base_ns = v;
-        else if (!strcmp(k, "ns_per_byte"))
-            f->ns_per_byte = v;
-        else if (!strcmp(k, "step_ns"))
-            f->step_ns = v;
-        else if (!strcmp(k, "noise_pct"))
-            f->noise_pct = v;
-        else if (!strcmp(k, "step_at"))
-            f->step_at = (long)v;
-        else if (!strcmp(k, "seed"))
-            f->rng = (uint64_t)v * 2654435761ULL + 1;
-        else if (!strcmp(k, "sleep"))
-            f->sleep = v != 0;
-    }
+    f->base_ns = opts[OPT_BASE_NS].number;
+    f->ns_per_byte = opts[OPT_NS_PER_BYTE].number;
+    f->step_at = (long)opts[OPT_STEP_AT].number;
+    f->step_ns = opts[OPT_STEP_NS].number;
+    f->noise_pct = opts[OPT_NOISE_PCT].number;
+    f->rng = opts[OPT_SEED].given ? (uint64_t)opts[OPT_SEED].number * 2654435761ULL + 1 : 0x9e3779b97f4a7c15ULL;
+    f->sleep = opts[OPT_SLEEP].number != 0;
     *out = f;
     return 0;
 }

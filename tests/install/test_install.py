@@ -5,7 +5,8 @@ manual pages render with `man -l` and hold ENVIRONMENT, EXIT STATUS, FILES, EXAM
 SEE ALSO; bash completion offers transports, patterns and options; the transport SDK's
 headers compile alone, pkg-config gives their flags from the moved tree, the example
 transport builds out of tree with only those flags and loads through VERSUS_MODULE_PATH,
-and a module of another ABI version is refused by name.
+a module built for the next or the previous ABI version is refused by name, and so is one
+whose option table has a row without a key.
 
 usage: test_install.py BUILD_DIR
 """
@@ -115,21 +116,31 @@ cflags = sh(["pkg-config", "--cflags", "versus-transport"], env=penv).stdout.spl
 vt.check(any(f.startswith("-I") and os.path.realpath(f[2:]) == os.path.realpath(os.path.join(moved, "include"))
              for f in cflags), f"pkg-config --cflags versus-transport points into the moved prefix ({cflags})")
 abi = sh(["pkg-config", "--variable=transport_abi", "versus-transport"], env=penv).stdout.strip()
-vt.check(abi.isdigit(), f"versus-transport.pc records the transport ABI ({abi})")
+header = open(os.path.join(inc, "transport.h"), encoding="utf-8").read()
+declared = re.search(r"^#define VS_TRANSPORT_ABI (\d+)$", header, re.M)
+vt.check(abi.isdigit() and declared and declared.group(1) == abi,
+         f"versus-transport.pc records the transport ABI of the installed header ({abi}, "
+         f"header: {declared and declared.group(1)})")
 
 ext = os.path.join(tmp, "mytransport")
-os.makedirs(os.path.join(ext, "good"))
-os.makedirs(os.path.join(ext, "bad"))
 code = open(os.path.join(src, "transports", "example", "example.c"), encoding="utf-8").read()
-with open(os.path.join(ext, "example.c"), "w") as f:
-    f.write(code)
 vt.check(".abi = VS_TRANSPORT_ABI," in code, "the example declares the ABI it was built for")
-with open(os.path.join(ext, "example_bad.c"), "w") as f:
-    f.write(code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI + 1,"))
-sh([cc, "-shared", "-fPIC", "-O2", *cflags, os.path.join(ext, "example.c"), "-o",
-    os.path.join(ext, "good", "versus-example.so")], env=penv)
-sh([cc, "-shared", "-fPIC", "-O2", *cflags, os.path.join(ext, "example_bad.c"), "-o",
-    os.path.join(ext, "bad", "versus-example.so")], env=penv)
+# an option table of two rows that fills one (a gap left by designated initializers)
+anchor = "    .progress = example_progress,\n"
+vt.check(anchor in code, "the example's ops table sets .progress (where the test adds an option table)")
+holes = code.replace(anchor, anchor + '    .options = (const vs_option_t[2]){{"a", VS_OPT_TEXT, NULL, 0, "x", "y"}},\n'
+                     "    .n_options = 2,\n")
+# the example as it is, as if built for the next interface and for the one before, and with that table
+for variant, text in (("good", code),
+                      ("newer", code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI + 1,")),
+                      ("older", code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI - 1,")),
+                      ("holes", holes)):
+    os.makedirs(os.path.join(ext, variant))
+    c_file = os.path.join(ext, variant, "example.c")
+    with open(c_file, "w") as f:
+        f.write(text)
+    sh([cc, "-shared", "-fPIC", "-O2", *cflags, c_file, "-o", os.path.join(ext, variant, "versus-example.so")],
+       env=penv)
 genv = dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "good"))
 mods = {m["name"]: m for m in json.loads(sh([run, "--list", "--json"], env=genv).stdout)}
 vt.check(mods.get("example", {}).get("loads") and mods["example"]["path"].startswith(ext),
@@ -138,8 +149,16 @@ out = os.path.join(tmp, "example.jsonl")
 sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8,1K", "-i", "100", "--out", out, "--quiet"], env=genv)
 _, sizes, end = vt.read_jsonl(out)
 vt.check(len(sizes) == 2 and end.get("status") == "ok", "a run over the out-of-tree transport completes")
+for variant, built_for in (("newer", int(abi) + 1), ("older", int(abi) - 1)):
+    p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8"], ok=(1, 2),
+           env=dict(env, VERSUS_MODULE_PATH=os.path.join(ext, variant)))
+    vt.check(f"was built for transport interface {built_for}, this runner speaks {abi}" in p.stderr
+             and "rebuild it" in p.stderr,
+             f"a module built for interface {built_for} ({variant}) is refused with the reason "
+             f"({p.stderr.strip()[:200]})")
 p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8"], ok=(1, 2),
-       env=dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "bad")))
-vt.check("was built for transport interface" in p.stderr and "rebuild it" in p.stderr,
-         f"a module of another ABI version is refused with the reason ({p.stderr.strip()[:200]})")
+       env=dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "holes")))
+vt.check(p.returncode == 2 and "row 1 of its 2 options has no key" in p.stderr,
+         f"a module whose option table has a row without a key is refused, exit 2 ({p.returncode}: "
+         f"{p.stderr.strip()[:200]})")
 print("install: relocatable, six transports, versus, man pages, completion, SDK out of tree")

@@ -4,7 +4,7 @@ arrives, bad launcher environments, and a rank killed in the middle of a run.
 
 Usage: launch_integration.py CASE --transport NAME
   CASE: launcher-local | launcher-mpirun | launcher-mpiexec | no-peer | bad-env | kill | stop | interrupt
-  NAME: a non-MPI transport module, or "auto" (the first of tcp, shm, ucx, ofi that was built)
+  NAME: a module without its own bootstrap, or "auto" (the first such module that was built)
 """
 import argparse
 import os
@@ -14,7 +14,9 @@ import subprocess
 import sys
 import time
 
+import backends
 import vstest
+from versus import modules as vsmod
 from vstest import check, fail, log
 
 
@@ -54,10 +56,10 @@ def case_launcher(args, which):
     out = os.path.join(tmp, "run.jsonl")
     launcher = None
     if which == "mpirun":
-        launcher = [vstest.need_program("mpirun.openmpi"), "--allow-run-as-root", "--oversubscribe",
+        launcher = [backends.launcher_of_kind("mpirun"), "--allow-run-as-root", "--oversubscribe",
                     "--bind-to", "none", "-np", "2"]
     elif which == "mpiexec":
-        launcher = [vstest.need_program("mpiexec.mpich"), "-n", "2"]
+        launcher = [backends.launcher_of_kind("mpiexec"), "-n", "2"]
     rv = ["--transport", args.transport, "--sizes", "8,1K,64K", "--iterations", "200", "--warmup", "20",
           "--timeout", "20", "--out", out, "--rendezvous-dir", tmp, "--quiet"]
     if which == "local":
@@ -256,20 +258,25 @@ def case_interrupt(args):
     log("$ " + " ".join(cmd))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=clean_env(), stdin=subprocess.DEVNULL, start_new_session=True)
-    t_end = time.monotonic() + 60
-    while time.monotonic() < t_end and proc.poll() is None and size_records(out) < 2:
-        time.sleep(0.01)
-    if proc.poll() is not None:
-        fail(f"the run ended (rc={proc.returncode}) before it could be interrupted")
-    done_before = size_records(out)
-    os.killpg(proc.pid, signal.SIGINT)
-    t_int = time.monotonic()
     try:
-        stdout, stderr = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        fail(f"the run did not end within 30 s of Ctrl-C\n{stderr}")
+        t_end = time.monotonic() + 60
+        while time.monotonic() < t_end and proc.poll() is None and size_records(out) < 2:
+            time.sleep(0.01)
+        if proc.poll() is not None:
+            fail(f"the run ended (rc={proc.returncode}) before it could be interrupted")
+        done_before = size_records(out)
+        os.killpg(proc.pid, signal.SIGINT)
+        t_int = time.monotonic()
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            fail(f"the run did not end within 30 s of Ctrl-C\n{stderr}")
+    finally:
+        if proc.poll() is None:   # the test itself ended (meson's timeout): its run goes with it
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
     dt = time.monotonic() - t_int
     log(f"interrupted after {done_before} size record(s); rc={proc.returncode} {dt:.2f} s later\n"
         f"--- stderr\n{stderr}---")
@@ -292,12 +299,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=["launcher-local", "launcher-mpirun", "launcher-mpiexec",
                                      "no-peer", "bad-env", "kill", "stop", "interrupt"])
-    ap.add_argument("--transport", required=True, help="a non-MPI module, or 'auto' for the first one built")
+    ap.add_argument("--transport", required=True, help="a module without its own bootstrap, or 'auto' for the first one built")
     args = ap.parse_args()
-    if args.transport == "auto":   # the case needs some non-MPI transport, any one
-        built = [m for m in ("tcp", "shm", "ucx", "ofi") if m in vstest.BUILT]
-        args.transport = built[0] if built else "tcp"
-    vstest.need_module(args.transport)
+    if args.transport == "auto":   # the case needs some transport versus-run's launchers start, any one
+        declared = vsmod.declared(vstest.RUNNER)
+        mine = [m for m in vstest.BUILT if m in declared and declared[m].get("loads")
+                and not declared[m].get("bootstrap")]
+        if not mine:
+            print(f"SKIP: no built module is started by versus-run's launchers (built: {', '.join(vstest.BUILT)})",
+                  flush=True)
+            return vstest.SKIP
+        args.transport = mine[0]
+    if backends.own_bootstrap(args.transport):
+        print(f"SKIP: {args.transport} is started by its own launcher; these cases are about versus-run's",
+              flush=True)
+        return vstest.SKIP
     if args.case.startswith("launcher-"):
         case_launcher(args, args.case.split("-", 1)[1])
     elif args.case == "no-peer":

@@ -63,7 +63,7 @@ def listed(config, checks, env, *more, timeout=300, cwd=None):
                        stdin=subprocess.DEVNULL, cwd=cwd)
     vt.log(p.stdout[-4000:])
     out = []
-    for line in p.stdout.splitlines():   # "- VersusSrun %transport=tcp /923fa10f @cluster:batch+gnu"
+    for line in p.stdout.splitlines():   # "- VersusSrun %transport=NAME /923fa10f @cluster:batch+gnu"
         m = re.match(r"- (.+?) /[0-9a-f]+ @(\S+?)\+(\S+)$", line.strip())
         if m:
             out.append(m.groups())

@@ -87,7 +87,7 @@ def run_cmd(cmd, timeout=120, env=None, check_rc=None):
         # meson test --setup asan: under an MPI launcher the MPI stacks load and unload their own
         # components (UCX's transports among them), whose leaks reach the check with no module to
         # name; leak detection is off there (memory errors are still caught), and the same core
-        # code is leak-checked under shm and tcp (docs/hardening.md)
+        # code is leak-checked under the modules versus-run's own launcher starts (docs/hardening.md)
         e["ASAN_OPTIONS"] += ":detect_leaks=0"
     log("$ " + " ".join(cmd))
     try:

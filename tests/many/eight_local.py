@@ -1,5 +1,5 @@
-"""Eight local ranks, the all-pairs scan one pair at a time over argv[1] (shm or
-tcp): every one of the 28 pairs measured in each pass, and `versus scan-report`
+"""Eight local ranks, the all-pairs scan one pair at a time over argv[1] (a module
+declared 'reference' in transports/): every one of the 28 pairs measured in each pass, and `versus scan-report`
 names no host and no link (one host: nothing is slow)."""
 import json
 import os

@@ -9,14 +9,10 @@ import subprocess
 import sys
 
 import vstest as vt
-from common import BACKENDS, prepare
+from common import prepare
 
 label = sys.argv[1]
-module, launcher, args = prepare(label)
-if launcher:  # the MPI launchers: four ranks
-    launcher = [("-np" if a == "-np" else a) for a in launcher[:-1]] + ["4"]
-else:
-    args = [a if a != "2" else "4" for a in args]
+module, launcher, args = prepare(label, np=4)
 d = vt.tmpdir()
 
 

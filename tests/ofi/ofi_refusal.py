@@ -7,7 +7,8 @@ usage: ofi_refusal.py --case listed|named|options
   listed:  every provider printed by `fi_info -l`
   named:   sockets (refused: pathological here), psm2 and verbs (no hardware),
            an unknown name (exit 2)
-  options: unknown key, bad inject/api values, a domain the provider does not offer
+  options: unknown key, bad inject/api values, a domain the provider does not offer,
+           domain= and its other name iface= together
 """
 import argparse
 import os
@@ -75,7 +76,8 @@ def case_named(d):
 
 def case_options(d):
     for opts, word in ((["no_such_key=1"], "no_such_key"), (["inject=sometimes"], "inject"),
-                       (["api=rma"], "api"), (["provider=tcp", "domain=no_such_if"], "no_such_if")):
+                       (["api=rma"], "api"), (["provider=tcp", "domain=no_such_if"], "no_such_if"),
+                       (["domain=lo", "iface=lo"], "give one of them")):
         p = attempt(d, opts[-1], opts)
         vstest.check(p.returncode == 2, f"{' '.join(opts)}: exit 2 (got {p.returncode})")
         vstest.check(word in p.stderr, f"{' '.join(opts)}: the message names {word}")

@@ -1,7 +1,7 @@
 """Every new pattern (overhead, stream, bistream, doublebuffer) runs over one
 backend with payload checks on, and writes the documented records.
 
-usage: patterns_backend.py BACKEND     (openmpi, mpich, ucx, ofi-tcp, ofi-shm, shm, tcp)
+usage: patterns_backend.py BACKEND     (a spec of vs_test_variants, tests/meson.build)
 
 Claims checked, per pattern: exit 0 and end status "ok"; one size record per
 size in order with the requested sample count; the pattern's series are all

@@ -25,11 +25,9 @@ def main():
     if not built:
         print("SKIP: this build has no fault-injection hooks (meson option fault_injection=false)", flush=True)
         sys.exit(vt.SKIP)
-    _, launcher, base = prepare(label)
-    d = vt.tmpdir()
     fault = {"VERSUS_FAULT_CORRUPT": "1", "VERSUS_FAULT_CORRUPT_SIZE": str(BAD)}
-    if launcher and launcher[0].startswith("mpirun"):
-        launcher = launcher + ["-x", "VERSUS_FAULT_CORRUPT", "-x", "VERSUS_FAULT_CORRUPT_SIZE"]
+    _, launcher, base = prepare(label, env_keys=sorted(fault))
+    d = vt.tmpdir()
     common = base + ["--pattern", "stream", "--window", "4", "--sizes", SPEC, "--iterations", "4",
                      "--iterations-large", "3", "--warmup", "1", "--warmup-large", "1", "--timeout", "40"]
 

@@ -1,32 +1,19 @@
-"""Shared by the placement tests: how each backend is launched, what this
+"""Shared by the placement tests: how each backend is launched (as its module declares), what this
 machine's topology allows (read from sysfs, independently of versus), and
 reading the kernel's view of a running rank's binding."""
 import os
 import shutil
 import subprocess
 
-import vstest as vt
-
-# backend -> (module, launcher argv or None for --launch local)
-BACKENDS = {
-    "openmpi": ("openmpi", ["mpirun.openmpi", "--oversubscribe", "-np", "2"]),
-    "mpich": ("mpich", ["mpiexec.mpich", "-n", "2"]),
-    "shm": ("shm", None),
-    "tcp": ("tcp", None),
-    "ucx": ("ucx", None),
-    "ofi": ("ofi", None),
-}
+import backends
 
 
-def need_backend(name):
+def need_backend(spec):
     """Skip (77) unless the module was built and its launcher exists; returns
-    (module, launcher argv, extra versus-run args)."""
-    module, launcher = BACKENDS[name]
-    vt.need_module(module)
-    if launcher:
-        vt.need_program(launcher[0])
-        return module, launcher, []
-    return module, None, ["--launch", "local", "-n", "2"]
+    (module, launcher argv or None, extra versus-run args), as the module declares
+    how it is started (tests/lib/backends.py)."""
+    module, launcher, args = backends.prepare(spec)
+    return module, launcher, args[2:]
 
 
 def _read(path):

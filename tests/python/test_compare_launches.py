@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import synth
-from versus.compare import adjust_pvalues, compare_runs, compare_samples, pooled_one_way
+from versus.compare import adjust_pvalues, compare_runs, compare_samples
 from versus.launches import BETWEEN, WITHIN, count_launches
+from versus.samples import SampleSet
 
 SIZES = [8, 512, 16384, 262144]
 
@@ -19,7 +20,7 @@ def launches(make_run, rng, ids, lo, hi, scale=1.0, seed=0, name="shm"):
 
 def pooled_claims(a, b, alpha=0.05):
     """What pooling every launch's samples (the within-launch test) would claim."""
-    pa, pb = pooled_one_way(a), pooled_one_way(b)
+    pa, pb = SampleSet.of(a).pooled(), SampleSet.of(b).pooled()
     rng = np.random.default_rng(0)
     rows = [compare_samples(pa[n], pb[n], rng, 500) for n in SIZES]
     padj = adjust_pvalues([p for _, _, p in rows])

@@ -21,6 +21,10 @@ if "--list" in argv and "--json" in argv:
 if "--list" in argv:
     print("TRANSPORT  LOADS  LIBRARY VERSION / REASON\nfake       yes    1\nbroken     no     cannot open libbroken.so")
     sys.exit(0)
+if "--help" in argv and "--json" in argv:
+    print(json.dumps({"program": "versus-run", "options": [],
+                      "patterns": [{"name": "pingpong", "summary": "round trips", "variants": ["blocking"]}]}))
+    sys.exit(0)
 if "--help" in argv:
     print("Usage: versus-run --transport NAME [options]\n\nPatterns\n  pingpong     round trips\n")
     sys.exit(0)

@@ -13,12 +13,14 @@ launches stuck in the drift probe after a size; now none may.
 
 The machinery (hogs, launches) is bench/loaded_patterns.py's, which runs many more launches.
 
-usage: loaded.py TRANSPORT
+usage: loaded.py BACKEND   (a module, or MODULE:KEY=VALUE,... as tests/meson.build writes it; how it is
+started comes from its declaration, as in every suite over the declared backends)
 """
 import os
 import subprocess
 import sys
 
+import backends
 import vstest as vt
 
 sys.path.insert(0, os.path.join(os.environ.get("VERSUS_SOURCE_ROOT", "."), "bench"))
@@ -31,11 +33,9 @@ SLOWER = 5.0
 SLACK_S = 2.0
 DEADLINE_S = 60.0
 
-transport = sys.argv[1]
-vt.need_module(transport)
-launcher = lp.TRANSPORTS[transport][0]
-if launcher:
-    vt.need_program(launcher[0])
+spec = sys.argv[1]
+transport, launcher, args = backends.prepare(spec)     # from the module's declaration; 77 when missing
+how = (launcher or [], args)
 if os.cpu_count() is None or os.cpu_count() < 2 or not vt.shutil.which("taskset"):
     print("SKIP: needs two CPUs and taskset to pin the load next to each rank", flush=True)
     sys.exit(vt.SKIP)
@@ -44,7 +44,7 @@ outdir = vt.tmpdir()
 
 
 def one(pattern, tag, env=None):
-    took, why = lp.launch(versus, transport, pattern, DEADLINE_S, outdir, tag, env=env)
+    took, why = lp.launch(versus, transport, pattern, DEADLINE_S, outdir, tag, env=env, how=how)
     vt.log(f"{transport} {pattern} {tag}: {took:.2f} s{'' if why is None else ' FAILED: ' + why}")
     return took, why, os.path.join(outdir, f"{transport}-{pattern}-{tag}.jsonl")
 

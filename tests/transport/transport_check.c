@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <versus/option.h>
 #include <versus/transport.h>
 
 #define TAG_PP 1
@@ -418,15 +419,14 @@ static int check_peer_death(check_t *c)
 }
 
 static int rank_main(const vs_transport_ops_t *ops, int rank, int fd, size_t max, int peer_death, int reg, int expect_map,
-                     int trunc_ends,
-                     vs_kv_t *kv, size_t nkv)
+                     int trunc_ends, const vs_opt_value_t *opts)
 {
     check_t c = {.ops = ops, .fd = fd, .rank = rank, .reg = reg};
     vs_host_t host = {.core = &c, .error = host_error, .debug = host_debug};
     c.pair = (vs_bootstrap_t){.name = "pair", .rank = rank, .size = 2, .ctx = &c,
                               .barrier = pair_barrier, .exchange = pair_exchange};
     c.bs = &c.pair;
-    int rc = c.ops->open(&host, kv, nkv, &c.t);
+    int rc = c.ops->open(&host, c.ops->n_options ? opts : NULL, &c.t);
     if (rc)
         FAIL(&c, "open: %s", strerror(-rc));
     if (c.ops->bootstrap) {
@@ -477,6 +477,27 @@ static const vs_transport_ops_t *load(const char *path)
     return ops;
 }
 
+/* KEY=VALUE arguments as versus-run hands them to open(): each parsed against
+ * the module's table (vs_option_parse), the options not given at their
+ * defaults.  NULL, with a message, for a key the module lacks or a bad value. */
+static vs_opt_value_t *option_values(const vs_transport_ops_t *ops, const vs_kv_t *kv, size_t nkv)
+{
+    vs_opt_value_t *v = calloc(ops->n_options + 1, sizeof *v);
+    for (size_t i = 0; v && i < ops->n_options; i++)
+        vs_option_default(&ops->options[i], &v[i]);
+    for (size_t k = 0; v && k < nkv; k++) {
+        size_t i = 0;
+        while (i < ops->n_options && strcmp(ops->options[i].key, kv[k].key))
+            i++;
+        if (i == ops->n_options || vs_option_parse(&ops->options[i], kv[k].value, &v[i])) {
+            fprintf(stderr, "%s takes no option %s=%s\n", ops->name, kv[k].key, kv[k].value);
+            free(v);
+            return NULL;
+        }
+    }
+    return v;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -510,25 +531,33 @@ int main(int argc, char **argv)
     const vs_transport_ops_t *ops = load(argv[1]);
     if (!ops)
         return 1;
+    vs_opt_value_t *opts = option_values(ops, kv, nkv);
+    if (!opts)
+        return 2;
     if (ops->bootstrap) {
         /* this process is one rank of the module's launcher */
         alarm(HANG_LIMIT_S);
-        int rc = rank_main(ops, -1, -1, max, peer_death, reg, expect_map, trunc_ends, kv, nkv);
+        int rc = rank_main(ops, -1, -1, max, peer_death, reg, expect_map, trunc_ends, opts);
         fflush(stdout);
+        free(opts);
         return rc;
     }
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+        free(opts);
         return 1;
+    }
     pid_t pid[2];
     for (int r = 0; r < 2; r++) {
-        if ((pid[r] = fork()) < 0)
+        if ((pid[r] = fork()) < 0) {
+            free(opts);
             return 1;
+        }
         if (pid[r] == 0) {
             close(sv[1 - r]);
             alarm(HANG_LIMIT_S);
             fflush(stdout);
-            int rc = rank_main(ops, r, sv[r], max, peer_death, reg, expect_map, trunc_ends, kv, nkv);
+            int rc = rank_main(ops, r, sv[r], max, peer_death, reg, expect_map, trunc_ends, opts);
             fflush(stdout);
             _exit(rc);
         }
@@ -549,5 +578,6 @@ int main(int argc, char **argv)
                 fprintf(stderr, "FAIL: rank %d hung for %d s\n", r, HANG_LIMIT_S);
         }
     }
+    free(opts);
     return worst;
 }

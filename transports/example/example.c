@@ -77,9 +77,12 @@ static int example_version(char *buf, size_t len)
     return 0;
 }
 
-static int example_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+/* opts holds one parsed value per row of the ops table's `options` (none
+ * here: core refuses any key); a module with options reads them here, as
+ * fields, never as text (docs/writing-a-transport.md, "Options"). */
+static int example_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
-    (void)opts, (void)n_opts; /* no options: core refused any key already */
+    (void)opts;
     vs_transport_t *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;

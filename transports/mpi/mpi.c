@@ -144,10 +144,9 @@ static int bs_gather(vs_bootstrap_t *bs, const void *mine, void *all, size_t len
     return MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
 }
 
-static int mpi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+static int mpi_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
     (void)opts; /* none: core refuses every key (tune MPI with OMPI_MCA_*, MPIR_CVAR_*, UCX_*) */
-    (void)n_opts;
     int rc = check_launcher(host);
     if (rc)
         return rc;

@@ -124,34 +124,37 @@ static int vs_ofi_fail(const vs_transport_t *t, const char *call, long fi_err)
 
 /* ---------------------------------------------------------------- options */
 
-static const vs_option_t vs_ofi_options[] = {
-    {"provider", VS_OPT_TEXT, NULL, 0, "libfabric's first usable", "provider, as fi_info names it (tcp;ofi_rxm, shm, ...)"},
-    {"domain", VS_OPT_TEXT, NULL, 0, "any", "domain (for tcp and verbs: the interface)"},
-    {"iface", VS_OPT_TEXT, NULL, 0, "any", "another name for domain"},
-    {"fabric", VS_OPT_TEXT, NULL, 0, "any", "fabric name"},
-    {"inject", VS_OPT_CHOICE, "auto|on|off", 0, "auto", "send small messages with fi_inject when the provider allows"},
-    {"api", VS_OPT_CHOICE, "auto|tagged|msg", 0, "auto", "tagged messages where offered, else plain messages"},
+enum {
+    VS_OFI_OPT_PROVIDER, VS_OFI_OPT_DOMAIN, VS_OFI_OPT_IFACE, VS_OFI_OPT_FABRIC, VS_OFI_OPT_INJECT, VS_OFI_OPT_API,
+    VS_OFI_N_OPTS
+};
+enum { VS_OFI_INJECT_AUTO, VS_OFI_INJECT_ON, VS_OFI_INJECT_OFF }; /* the order of inject's choices */
+
+static const vs_option_t vs_ofi_options[VS_OFI_N_OPTS] = {
+    [VS_OFI_OPT_PROVIDER] = {"provider", VS_OPT_TEXT, NULL, 0, "libfabric's first usable",
+                             "provider, as fi_info names it (tcp;ofi_rxm, shm, ...)"},
+    [VS_OFI_OPT_DOMAIN] = {"domain", VS_OPT_TEXT, NULL, 0, "any", "domain (for tcp and verbs: the interface)"},
+    [VS_OFI_OPT_IFACE] = {"iface", VS_OPT_TEXT, NULL, 0, "any", "another name for domain"},
+    [VS_OFI_OPT_FABRIC] = {"fabric", VS_OPT_TEXT, NULL, 0, "any", "fabric name"},
+    [VS_OFI_OPT_INJECT] = {"inject", VS_OPT_CHOICE, "auto|on|off", 0, "auto",
+                           "send small messages with fi_inject when the provider allows"},
+    /* the choices in the order of enum vs_ofi_api_choice */
+    [VS_OFI_OPT_API] = {"api", VS_OPT_CHOICE, "auto|tagged|msg", 0, "auto",
+                        "tagged messages where offered, else plain messages"},
 };
 
-/* The values (keys and kinds already checked by core against vs_ofi_options). */
-static int vs_ofi_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
+/* The values, parsed by core against vs_ofi_options (NULL text: not given). */
+static int vs_ofi_take_opts(vs_transport_t *t, const vs_opt_value_t *o)
 {
-    t->opt_inject = 1;
-    t->opt_api = VS_OFI_API_AUTO;
-    for (size_t i = 0; i < n; i++) {
-        const char *k = opts[i].key, *v = opts[i].value ? opts[i].value : "";
-        if (!strcmp(k, "provider"))
-            t->opt_provider = v;
-        else if (!strcmp(k, "domain") || !strcmp(k, "iface"))
-            t->opt_domain = v;
-        else if (!strcmp(k, "fabric"))
-            t->opt_fabric = v;
-        else if (!strcmp(k, "inject"))
-            t->opt_inject = strcmp(v, "off") != 0;
-        else
-            t->opt_api = !strcmp(v, "tagged") ? VS_OFI_API_TAGGED : !strcmp(v, "msg") ? VS_OFI_API_PLAIN
-                                                                                     : VS_OFI_API_AUTO;
+    if (o[VS_OFI_OPT_DOMAIN].text && o[VS_OFI_OPT_IFACE].text) {
+        t->host->error(t->host->core, "iface= is another name for domain=: give one of them");
+        return -EINVAL;
     }
+    t->opt_provider = o[VS_OFI_OPT_PROVIDER].text;
+    t->opt_domain = o[VS_OFI_OPT_DOMAIN].text ? o[VS_OFI_OPT_DOMAIN].text : o[VS_OFI_OPT_IFACE].text;
+    t->opt_fabric = o[VS_OFI_OPT_FABRIC].text;
+    t->opt_inject = o[VS_OFI_OPT_INJECT].choice != VS_OFI_INJECT_OFF;
+    t->opt_api = (enum vs_ofi_api_choice)o[VS_OFI_OPT_API].choice;
     return 0;
 }
 
@@ -362,15 +365,14 @@ static void vs_ofi_close(vs_transport_t *t)
     free(t);
 }
 
-static int vs_ofi_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
-                       vs_transport_t **out)
+static int vs_ofi_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
     vs_transport_t *t = calloc(1, sizeof(*t));
     int rc;
     if (!t)
         return -ENOMEM;
     t->host = host;
-    rc = vs_ofi_parse_opts(t, opts, n_opts);
+    rc = vs_ofi_take_opts(t, opts);
     if (rc)
         goto close_transport;
     rc = vs_ofi_select(t);

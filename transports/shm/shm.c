@@ -64,42 +64,34 @@
 #include <unistd.h>
 
 #include <versus/info.h>
-#include <versus/option.h>
 
 #include "shm.h"
 
 /* ---- options ---------------------------------------------------------- */
 
-#define SHM_STR_(x) #x
-#define SHM_STR(x) SHM_STR_(x)
+enum { SHM_OPT_EAGER_LIMIT, SHM_OPT_RING, SHM_OPT_SINGLE, SHM_OPT_CHUNK, SHM_OPT_CHUNKS, SHM_N_OPTS };
 
-static const vs_option_t shm_options[] = {
-    {"eager_limit", VS_OPT_BYTES, NULL, 1ULL << 40, SHM_STR(SHM_EAGER_DEFAULT),
-     "largest message sent through the cache-line ring"},
-    {"ring", VS_OPT_COUNT, NULL, 1ULL << 24, SHM_STR(SHM_RING_DEFAULT),
-     "ring size in lines of 64 B (a power of two, 16 to 16M)"},
-    {"single", VS_OPT_BYTES, NULL, 1ULL << 40, SHM_STR(SHM_SINGLE_DEFAULT),
-     "from this size on the receiver copies straight from the sender's pages (0: never)"},
-    {"chunk", VS_OPT_BYTES, NULL, 1ULL << 30, SHM_STR(SHM_CHUNK_DEFAULT),
-     "staging slot for messages above eager_limit without single copy (a multiple of 64 B)"},
-    {"chunks", VS_OPT_COUNT, NULL, 4096, SHM_STR(SHM_CHUNKS_DEFAULT), "staging slots (1 to 4096)"},
+static const vs_option_t shm_options[SHM_N_OPTS] = {
+    [SHM_OPT_EAGER_LIMIT] = {"eager_limit", VS_OPT_BYTES, NULL, 1ULL << 40, "8192",
+                             "largest message sent through the cache-line ring"},
+    [SHM_OPT_RING] = {"ring", VS_OPT_COUNT, NULL, 1ULL << 24, "4096",
+                      "ring size in lines of 64 B (a power of two, 16 to 16M)"},
+    [SHM_OPT_SINGLE] = {"single", VS_OPT_BYTES, NULL, 1ULL << 40, "16384",
+                        "from this size on the receiver copies straight from the sender's pages (0: never)"},
+    [SHM_OPT_CHUNK] = {"chunk", VS_OPT_BYTES, NULL, 1ULL << 30, "32768",
+                       "staging slot for messages above eager_limit without single copy (a multiple of 64 B)"},
+    [SHM_OPT_CHUNKS] = {"chunks", VS_OPT_COUNT, NULL, 4096, "16", "staging slots (1 to 4096)"},
 };
 
-/* The values (keys and kinds already checked by core against shm_options). */
-static int shm_open_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
+/* The values, parsed and range-checked by core against shm_options (each one
+ * its default when not given); what a table cannot say is checked here. */
+static int shm_take_opts(vs_transport_t *t, const vs_opt_value_t *o)
 {
-    for (size_t i = 0; i < n; i++) {
-        size_t v;
-        size_t *dst = !strcmp(opts[i].key, "eager_limit") ? &t->eager_limit
-                      : !strcmp(opts[i].key, "chunk")     ? &t->chunk
-                      : !strcmp(opts[i].key, "chunks")    ? &t->nchunks
-                      : !strcmp(opts[i].key, "ring")      ? &t->ring_lines
-                                                          : &t->single;
-        if (vs_option_bytes(opts[i].value, (size_t)1 << 40, &v))
-            return -EINVAL;
-        *dst = v;
-    }
-    /* the upper limits are in shm_options; what a table cannot say is checked here */
+    t->eager_limit = o[SHM_OPT_EAGER_LIMIT].count;
+    t->ring_lines = o[SHM_OPT_RING].count;
+    t->single = o[SHM_OPT_SINGLE].count;
+    t->chunk = o[SHM_OPT_CHUNK].count;
+    t->nchunks = o[SHM_OPT_CHUNKS].count;
     if (t->chunk < SHM_LINE || t->chunk % SHM_LINE || t->nchunks < 1) {
         ERR(t, "chunk must be a multiple of %d B and chunks at least 1", SHM_LINE);
         return -EINVAL;
@@ -121,19 +113,14 @@ static int shm_library_version(char *buf, size_t len)
     return 0;
 }
 
-static int shm_topen(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+static int shm_topen(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
     vs_transport_t *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;
     t->host = host;
-    t->eager_limit = SHM_EAGER_DEFAULT;
-    t->chunk = SHM_CHUNK_DEFAULT;
-    t->nchunks = SHM_CHUNKS_DEFAULT;
-    t->ring_lines = SHM_RING_DEFAULT;
-    t->single = SHM_SINGLE_DEFAULT;
     t->single_min = SIZE_MAX; /* until connect's probe */
-    int rc = shm_open_opts(t, opts, n_opts);
+    int rc = shm_take_opts(t, opts);
     if (rc) {
         free(t);
         return rc;
@@ -387,6 +374,7 @@ static const vs_transport_ops_t shm_ops = {
     .mem_dereg = shm_mem_dereg,
     .options = shm_options,
     .n_options = sizeof shm_options / sizeof shm_options[0],
+    .roles = VS_ROLE_REFERENCE | VS_ROLE_FLOOR,
 };
 
 VS_TRANSPORT_DEFINE(shm_ops)

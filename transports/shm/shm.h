@@ -23,12 +23,6 @@
 #define SHM_LIVENESS_MASK ((1UL << 22) - 1)
 #define SHM_YIELD_POLLS 1024
 #define SHM_MAX_RANKS 63 /* one line each for the published CPU in the first page */
-/* Option defaults (see shm.c for how they were chosen). */
-#define SHM_EAGER_DEFAULT 8192
-#define SHM_CHUNK_DEFAULT 32768
-#define SHM_CHUNKS_DEFAULT 16
-#define SHM_RING_DEFAULT 4096
-#define SHM_SINGLE_DEFAULT 16384
 #define SHM_ACKS 256     /* single-copy sends in flight per channel */
 #define SHM_MAPS 16      /* peer buffers kept mapped per peer */
 

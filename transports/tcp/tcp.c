@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include <versus/info.h>
-#include <versus/option.h>
 
 #include "tcp.h"
 #include "vs_tcp_path.h"
@@ -43,49 +42,45 @@ _Static_assert(IF_NAMESIZE <= 16, "interface names fit");
 
 /* ---- options ---------------------------------------------------------- */
 
-static const vs_option_t tcp_options[] = {
-    {"mode", VS_OPT_CHOICE, "poll|block", 0, "poll", "busy-poll non-blocking sockets, or block in recv/send"},
-    {"sockbuf", VS_OPT_BYTES, NULL, INT32_MAX / 2, "the system's", "SO_SNDBUF and SO_RCVBUF (below 1G: the kernel doubles it)"},
-    {"addr", VS_OPT_TEXT, NULL, 0, "the address the ranks met on", "IPv4 address to listen on for the data"},
-    {"iface", VS_OPT_TEXT, NULL, 0, "none", "interface whose IPv4 address to listen on (not with addr)"},
-    {"delay_ns", VS_OPT_COUNT, NULL, 1000000000, "0",
-     "test hook: busy-wait this long before each blocking send (an injected slowdown, recorded)"},
+enum { TCP_OPT_MODE, TCP_OPT_SOCKBUF, TCP_OPT_ADDR, TCP_OPT_IFACE, TCP_OPT_DELAY_NS, TCP_N_OPTS };
+
+static const vs_option_t tcp_options[TCP_N_OPTS] = {
+    /* the choices in the order of MODE_POLL, MODE_BLOCK */
+    [TCP_OPT_MODE] = {"mode", VS_OPT_CHOICE, "poll|block", 0, "poll",
+                      "busy-poll non-blocking sockets, or block in recv/send"},
+    [TCP_OPT_SOCKBUF] = {"sockbuf", VS_OPT_BYTES, NULL, INT32_MAX / 2, "the system's",
+                         "SO_SNDBUF and SO_RCVBUF (below 1G: the kernel doubles it)"},
+    [TCP_OPT_ADDR] = {"addr", VS_OPT_TEXT, NULL, 0, "the address the ranks met on",
+                      "IPv4 address to listen on for the data"},
+    [TCP_OPT_IFACE] = {"iface", VS_OPT_TEXT, NULL, 0, "none",
+                       "interface whose IPv4 address to listen on (not with addr)"},
+    [TCP_OPT_DELAY_NS] = {"delay_ns", VS_OPT_COUNT, NULL, 1000000000, "0",
+                          "test hook: busy-wait this long before each blocking send (an injected slowdown, recorded)"},
 };
 
-/* The values (keys and kinds already checked by core against tcp_options). */
-static int tcp_parse_opts(vs_transport_t *t, const vs_kv_t *opts, size_t n)
+/* The values, parsed and range-checked by core against tcp_options; what the
+ * table cannot say (an IPv4 address, an interface name) is checked here. */
+static int tcp_take_opts(vs_transport_t *t, const vs_opt_value_t *o)
 {
-    for (size_t i = 0; i < n; i++) {
-        const char *k = opts[i].key, *v = opts[i].value;
-        if (!strcmp(k, "mode")) {
-            t->mode = !strcmp(v, "block") ? MODE_BLOCK : MODE_POLL;
-        } else if (!strcmp(k, "sockbuf")) {
-            if (vs_option_bytes(v, INT32_MAX / 2, &t->sockbuf))   /* the limit is in tcp_options */
-                return -EINVAL;
-        } else if (!strcmp(k, "delay_ns")) {
-            size_t ns;
-            if (vs_option_bytes(v, 1000000000, &ns))   /* the limit is in tcp_options */
-                return -EINVAL;
-            t->delay_ns = ns;
-        } else if (!strcmp(k, "addr")) {
-            struct in_addr a;
-            if (strlen(v) >= sizeof t->addr || inet_pton(AF_INET, v, &a) != 1) {
-                ERR(t, "addr=%s: expected an IPv4 address", v);
-                return -EINVAL;
-            }
-            snprintf(t->addr, sizeof t->addr, "%s", v);
-        } else {
-            if (strlen(v) >= sizeof t->iface) {
-                ERR(t, "iface=%s: not an interface name", v);
-                return -EINVAL;
-            }
-            snprintf(t->iface, sizeof t->iface, "%s", v);
-        }
+    const char *addr = o[TCP_OPT_ADDR].text, *iface = o[TCP_OPT_IFACE].text;
+    t->mode = (int)o[TCP_OPT_MODE].choice;
+    t->sockbuf = o[TCP_OPT_SOCKBUF].count; /* 0 when not given: kernel autotuning */
+    t->delay_ns = o[TCP_OPT_DELAY_NS].count;
+    struct in_addr a;
+    if (addr && (strlen(addr) >= sizeof t->addr || inet_pton(AF_INET, addr, &a) != 1)) {
+        ERR(t, "addr=%s: expected an IPv4 address", addr);
+        return -EINVAL;
     }
-    if (*t->addr && *t->iface) {
+    if (iface && strlen(iface) >= sizeof t->iface) {
+        ERR(t, "iface=%s: not an interface name", iface);
+        return -EINVAL;
+    }
+    if (addr && iface) {
         ERR(t, "give addr= or iface=, not both");
         return -EINVAL;
     }
+    snprintf(t->addr, sizeof t->addr, "%s", addr ? addr : "");
+    snprintf(t->iface, sizeof t->iface, "%s", iface ? iface : "");
     return 0;
 }
 
@@ -100,14 +95,13 @@ static int tcp_library_version(char *buf, size_t len)
     return 0;
 }
 
-static int tcp_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts, vs_transport_t **out)
+static int tcp_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
     vs_transport_t *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;
     t->host = host;
-    t->mode = MODE_POLL;
-    int rc = tcp_parse_opts(t, opts, n_opts);
+    int rc = tcp_take_opts(t, opts);
     if (rc) {
         free(t);
         return rc;
@@ -450,6 +444,7 @@ static const vs_transport_ops_t tcp_ops = {
     .recv = tcp_recv,
     .options = tcp_options,
     .n_options = sizeof tcp_options / sizeof tcp_options[0],
+    .roles = VS_ROLE_REFERENCE,
 };
 
 VS_TRANSPORT_DEFINE(tcp_ops)

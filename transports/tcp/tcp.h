@@ -15,7 +15,7 @@
 #define TCP_HDR_READ 4096 /* first read when a long receive is posted */
 #define TCP_ACCEPT_TIMEOUT_MS 60000
 
-enum { MODE_POLL, MODE_BLOCK };
+enum { MODE_POLL, MODE_BLOCK }; /* in the order of mode=poll|block in tcp_options */
 
 typedef struct tcp_hdr {
     uint64_t tag;

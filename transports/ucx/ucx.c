@@ -40,7 +40,7 @@ struct vs_transport {
     int rank;
     int size;
     ucp_err_handling_mode_t err_mode;
-    char opt_err_mode[8];
+    const char *opt_err_mode;   /* err_mode= as written, or its default, for the record */
 };
 
 /* What a request slot holds.  ucp is NULL when the operation finished in the
@@ -97,34 +97,25 @@ static int vs_ucx_library_version(char *buf, size_t len)
     return 0;
 }
 
-static const vs_option_t vs_ucx_options[] = {
-    {"err_mode", VS_OPT_CHOICE, "none|peer", 0, "none",
-     "UCP error handling: peer reports a failed peer (may cost latency on some transports)"},
+enum { VS_UCX_OPT_ERR_MODE, VS_UCX_N_OPTS };
+
+static const vs_option_t vs_ucx_options[VS_UCX_N_OPTS] = {
+    /* none (0), peer (1) */
+    [VS_UCX_OPT_ERR_MODE] = {"err_mode", VS_OPT_CHOICE, "none|peer", 0, "none",
+                             "UCP error handling: peer reports a failed peer (may cost latency on some transports)"},
 };
 
-/* The values (keys and kinds already checked by core against vs_ucx_options). */
-static int vs_ucx_opts_parse(vs_transport_t *t, const vs_kv_t *opts, size_t n_opts)
-{
-    t->err_mode = UCP_ERR_HANDLING_MODE_NONE;
-    snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "none");
-    for (size_t i = 0; i < n_opts; i++) {
-        t->err_mode = strcmp(opts[i].value, "peer") == 0 ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
-        snprintf(t->opt_err_mode, sizeof t->opt_err_mode, "%s", opts[i].value);
-    }
-    return 0;
-}
-
-static int vs_ucx_open(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
-                       vs_transport_t **out)
+static int vs_ucx_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
     vs_transport_t *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;
     t->host = host;
-    int rc = vs_ucx_opts_parse(t, opts, n_opts);
-    if (rc)
-        goto free_ctx;
+    /* parsed by core against vs_ucx_options: "none" when not given */
+    t->err_mode = opts[VS_UCX_OPT_ERR_MODE].choice ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    t->opt_err_mode = opts[VS_UCX_OPT_ERR_MODE].text;
 
+    int rc;
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK) {

@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define VS_TRANSPORT_ABI 3
+#define VS_TRANSPORT_ABI 4
 #define VS_TRANSPORT_ENTRY_SYMBOL "vs_transport_entry"
 
 /* Storage for one outstanding operation, owned by core (no allocation in the
@@ -50,7 +50,7 @@ typedef struct vs_mem {
     void *desc;
 } vs_mem_t;
 
-/* One key=value from --transport-opt. */
+/* One key=value from --transport-opt, as core reads the command line. */
 typedef struct vs_kv {
     const char *key;
     const char *value;
@@ -58,8 +58,9 @@ typedef struct vs_kv {
 
 /* One --transport-opt key a module takes, declared once in a table beside its
  * ops.  Core refuses a key not in the table, a key given twice and a value of
- * the wrong kind before open() (exit 2, with the known keys), and prints the
- * table in `versus-run --list`; open() then only reads the values. */
+ * the wrong kind or above its limit before open() (exit 2, with the known
+ * keys), prints the table in `versus-run --list`, and hands open() every
+ * value parsed (vs_opt_value_t): a module never reads the text of a value. */
 typedef enum vs_option_kind {
     VS_OPT_TEXT,   /* any non-empty text */
     VS_OPT_BYTES,  /* a byte count with an optional K or M suffix, at most max_bytes */
@@ -76,6 +77,19 @@ typedef struct vs_option {
     const char *def;      /* the default, as a user would write it, or what decides */
     const char *help;     /* one line */
 } vs_option_t;
+
+/* What open() gets for one row of the table: opts[i] is options[i].
+ * Given with --transport-opt, the value parsed; not given, the default when
+ * def is written as a value of the option's kind ("8192", "poll"; never for
+ * VS_OPT_TEXT), else all zero: def then says in words what decides ("the
+ * system's") and the module decides.  Only the field of the kind is set. */
+typedef struct vs_opt_value {
+    int given;          /* 1: given on the command line */
+    const char *text;   /* as written ("64K", "block"), or def when that is the value; NULL: none */
+    uint64_t count;     /* VS_OPT_BYTES, VS_OPT_COUNT: the number, K or M applied */
+    unsigned choice;    /* VS_OPT_CHOICE: the value's position in choices, from 0 */
+    double number;      /* VS_OPT_NUMBER */
+} vs_opt_value_t;
 
 /* Services core offers a module.  Modules report errors through error():
  * the text is printed by core, prefixed with the transport name. */
@@ -108,7 +122,7 @@ typedef struct vs_attr {
 #define VS_MEDIUM_NETWORK "network"
 
 typedef struct vs_transport_info {
-    char name[32];       /* module name, e.g. "openmpi" */
+    char name[32];       /* module name, as in --transport NAME */
     char library[64];    /* e.g. "Open MPI", "UCX", "libfabric" */
     char version[256];   /* the library's own version string */
     char provider[256];  /* provider / transports actually selected, or "" */
@@ -130,7 +144,7 @@ typedef struct vs_transport vs_transport_t; /* a module's own context */
  * and tests; modules that meet through versus-run's launchers leave it NULL. */
 typedef struct vs_launcher_hint {
     const char *kind;     /* "mpirun" (Open MPI's command line) or "mpiexec" (Hydra's) */
-    const char *program;  /* the command, e.g. "mpirun.openmpi" */
+    const char *program;  /* the command: "mpirun", or an MPI's own versioned one */
     const char *srun_mpi; /* the plugin for `srun --mpi=`, or NULL for srun's default */
 } vs_launcher_hint_t;
 
@@ -171,10 +185,10 @@ typedef struct vs_transport_ops {
     /* Library version, callable without open().  Fills buf (NUL-terminated). */
     int (*library_version)(char *buf, size_t len);
 
-    /* Initialise the library.  opts are the --transport-opt pairs, already
-     * checked against `options` (known keys, each once, values of their kind). */
-    int (*open)(const vs_host_t *host, const vs_kv_t *opts, size_t n_opts,
-                vs_transport_t **out);
+    /* Initialise the library.  opts holds n_options values, one per row of
+     * `options` and in its order (NULL when the module takes none), valid
+     * until close(); core parsed and range-checked them against the table. */
+    int (*open)(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out);
     void (*close)(vs_transport_t *t);
 
     /* Optional: a module that is started by its own launcher (MPI) provides
@@ -212,7 +226,9 @@ typedef struct vs_transport_ops {
      * (e.g. which providers of the library are usable here), one per line. */
     int (*describe)(char *buf, size_t len);
 
-    /* The --transport-opt keys this module takes (n_options entries; none when 0). */
+    /* The --transport-opt keys this module takes (n_options entries; none when 0).
+     * A module names its rows with an enum and designated initializers
+     * ([MY_OPT_MODE] = {"mode", ...}) so that opts[MY_OPT_MODE] is that row. */
     const vs_option_t *options;
     size_t n_options;
 
@@ -241,7 +257,18 @@ typedef struct vs_transport_ops {
     int (*mem_fill)(vs_transport_t *t, vs_mem_t *mem, size_t off, const void *src, size_t len);
     int (*mem_compare)(vs_transport_t *t, const vs_mem_t *mem, size_t off, const void *want, size_t len,
                        vs_mem_diff_t *diff);
+
+    /* What the module is to the analysis: VS_ROLE_* bits (0 for a library's module),
+     * declared by --list --json and recorded with every run (transport.roles). */
+    uint32_t roles;
 } vs_transport_ops_t;
+
+/* versus's own implementation, no library's: a yardstick that reports keep apart
+ * from the libraries they compare. */
+#define VS_ROLE_REFERENCE 0x1u
+/* The fastest path between two ranks of one node: reports give the others' latency
+ * as a multiple of its and their bandwidth as a share of its. */
+#define VS_ROLE_FLOOR 0x2u
 
 typedef const vs_transport_ops_t *(*vs_transport_entry_fn)(void);
 
