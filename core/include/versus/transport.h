@@ -180,6 +180,50 @@ static inline void vs_mem_diff_bytes(const void *got, const void *want, size_t l
     }
 }
 
+/* One-sided communication (interface 5).
+ *
+ * A module offers rma_expose, rma_attach, rma_release, put, get and rma_epoch
+ * together, or none of them; atomic and rma_sync are optional on top.  Core
+ * calls them only for buffers it registered with the module (mem_reg or
+ * mem_alloc) and writes every pattern loop itself (core/pattern_rma*.c).
+ *
+ * Exposure: each rank packs what a peer needs to reach one of its buffers
+ * (rma_expose: an address and a remote key, an MR key, a window) into at
+ * most VS_RMA_BLOB_BYTES; core carries the blobs over the bootstrap, and the
+ * peer unpacks them (rma_attach) into a vs_rmem_t that it names in put, get
+ * and atomic.  rma_expose is called on every rank for the same buffers in the
+ * same order (a module whose library exposes collectively, as MPI windows
+ * are created, relies on it).
+ *
+ * Completion: put, get and atomic are non-blocking and complete through the
+ * ordinary test/wait.  A complete put means its local buffer may be reused,
+ * not that its bytes are at the target; a complete get or atomic means the
+ * data (the old word) is here.  Remote completion and the access epochs of
+ * a library that has them go through rma_epoch, which both sides call around
+ * each access, the origin with VS_RMA_ORIGIN and the target with
+ * VS_RMA_TARGET:
+ *   passive target (lock + flush; UCX, libfabric, shm): origin BEGIN does
+ *     nothing (or locks), origin END is a flush: every put and atomic it
+ *     issued to the peer is complete at the peer; target BEGIN/END do nothing;
+ *   fence: BEGIN and END are a fence on both sides;
+ *   post-start-complete-wait: origin BEGIN start, END complete; target BEGIN
+ *     post, END wait.
+ * After the origin's END and the target's rma_sync (MPI_Win_sync, where the
+ * library needs one), the target's loads see the bytes.  A target that polls
+ * its own exposed memory for a flag calls progress (if any) and rma_sync in
+ * the poll loop. */
+#define VS_RMA_BLOB_BYTES 1024
+
+typedef struct vs_rmem {
+    uint64_t addr;   /* the peer's address of the buffer (what the module packed) */
+    size_t len;      /* bytes the peer exposed */
+    void *handle;    /* the module's: a UCX rkey, a libfabric MR key, a window */
+} vs_rmem_t;
+
+enum vs_rma_role { VS_RMA_ORIGIN = 1, VS_RMA_TARGET = 2 };
+enum vs_rma_phase { VS_RMA_BEGIN = 1, VS_RMA_END = 2 };
+enum vs_amo { VS_AMO_FADD = 1, VS_AMO_CSWAP = 2 };
+
 typedef struct vs_transport_ops {
     uint32_t abi;         /* VS_TRANSPORT_ABI */
     uint32_t size;        /* sizeof(vs_transport_ops_t) */
@@ -295,50 +339,6 @@ typedef struct vs_transport_ops {
 /* True when ops (a table of ops->size bytes) has the one-sided operations. */
 #define VS_HAS_RMA(ops) ((ops)->size > offsetof(vs_transport_ops_t, rma_epoch) && (ops)->rma_expose && \
                          (ops)->rma_attach && (ops)->put && (ops)->get && (ops)->rma_epoch)
-
-/* One-sided communication (interface 5).
- *
- * A module offers rma_expose, rma_attach, rma_release, put, get and rma_epoch
- * together, or none of them; atomic and rma_sync are optional on top.  Core
- * calls them only for buffers it registered with the module (mem_reg or
- * mem_alloc) and writes every pattern loop itself (core/pattern_rma*.c).
- *
- * Exposure: each rank packs what a peer needs to reach one of its buffers
- * (rma_expose: an address and a remote key, an MR key, a window) into at
- * most VS_RMA_BLOB_BYTES; core carries the blobs over the bootstrap, and the
- * peer unpacks them (rma_attach) into a vs_rmem_t that it names in put, get
- * and atomic.  rma_expose is called on every rank for the same buffers in the
- * same order (a module whose library exposes collectively, as MPI windows
- * are created, relies on it).
- *
- * Completion: put, get and atomic are non-blocking and complete through the
- * ordinary test/wait.  A complete put means its local buffer may be reused,
- * not that its bytes are at the target; a complete get or atomic means the
- * data (the old word) is here.  Remote completion and the access epochs of
- * a library that has them go through rma_epoch, which both sides call around
- * each access, the origin with VS_RMA_ORIGIN and the target with
- * VS_RMA_TARGET:
- *   passive target (lock + flush; UCX, libfabric, shm): origin BEGIN does
- *     nothing (or locks), origin END is a flush: every put and atomic it
- *     issued to the peer is complete at the peer; target BEGIN/END do nothing;
- *   fence: BEGIN and END are a fence on both sides;
- *   post-start-complete-wait: origin BEGIN start, END complete; target BEGIN
- *     post, END wait.
- * After the origin's END and the target's rma_sync (MPI_Win_sync, where the
- * library needs one), the target's loads see the bytes.  A target that polls
- * its own exposed memory for a flag calls progress (if any) and rma_sync in
- * the poll loop. */
-#define VS_RMA_BLOB_BYTES 1024
-
-typedef struct vs_rmem {
-    uint64_t addr;   /* the peer's address of the buffer (what the module packed) */
-    size_t len;      /* bytes the peer exposed */
-    void *handle;    /* the module's: a UCX rkey, a libfabric MR key, a window */
-} vs_rmem_t;
-
-enum vs_rma_role { VS_RMA_ORIGIN = 1, VS_RMA_TARGET = 2 };
-enum vs_rma_phase { VS_RMA_BEGIN = 1, VS_RMA_END = 2 };
-enum vs_amo { VS_AMO_FADD = 1, VS_AMO_CSWAP = 2 };
 
 /* versus's own implementation, no library's: a yardstick that reports keep apart
  * from the libraries they compare. */
