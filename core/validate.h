@@ -30,4 +30,13 @@ typedef struct vs_validate_finding {
 int vs_validate_finding(const struct vs_run *r, vs_validate_finding_t *out);
 void vs_validate_free(struct vs_run *r);
 
+/* For a pattern's own check (vs_pattern_t.check): the payload `sender` sends
+ * in this round, and what the receiving rank expects of it (the same bytes,
+ * but for the test build's injected fault on rank 1). */
+void vs_validate_payload(unsigned char *buf, size_t bytes, int phase, int round, int sender);
+void vs_validate_expect(const struct vs_run *r, unsigned char *want, size_t bytes, int phase, int round,
+                        int sender);
+/* The test build's injected fault alone, on bytes a check computed itself. */
+void vs_validate_fault(const struct vs_run *r, unsigned char *want, size_t bytes, int phase, int round);
+
 #endif

@@ -12,6 +12,13 @@ message size is what moves during that reported time:
 | stream       | a window of W messages and its ack    | time per message         | W       | 1            |
 | bistream     | W messages each way at once           | time per message pair    | W       | 2            |
 | doublebuffer | receiving and summing two buffers     | time per buffer          | 2       | 1            |
+| put, get     | one operation, completed (latency)    | latency of one operation | 1       | 1            |
+| put, get     | a window of W operations (bandwidth)  | time per operation       | W       | 1            |
+| atomic       | one 64-bit atomic, old value back     | latency of one atomic    | 1       | 1            |
+| putnotify    | one round trip of two notified puts   | one-way latency          | 2       | 1            |
+
+put and get tell their variants apart by `pattern_params`: the bandwidth variant
+records its window, the latency variant none.
 """
 from __future__ import annotations
 
@@ -39,6 +46,19 @@ def sample_meaning(pattern: str, params: dict | None = None) -> SampleMeaning:
                                  "time per message")
         return SampleMeaning(pattern, w, 2.0, "time per message pair (both directions)",
                              f"a window of {w:g} messages each way", "time per message pair")
+    if pattern in ("put", "get"):
+        if params.get("window"):
+            w = float(params["window"])
+            return SampleMeaning(pattern, w, 1.0, f"time per {pattern}", f"a window of {w:g} {pattern}s",
+                                 f"time per {pattern}")
+        return SampleMeaning(pattern, 1.0, 1.0, f"{pattern} latency (one {pattern}, completed at the target)",
+                             f"one {pattern}, completed", f"{pattern} latency")
+    if pattern == "atomic":
+        return SampleMeaning(pattern, 1.0, 1.0, "atomic latency (one 64-bit atomic, old value back)",
+                             "one atomic, completed", "atomic latency")
+    if pattern == "putnotify":
+        return SampleMeaning(pattern, 2.0, 1.0, "one-way latency (round trip of notified puts / 2)",
+                             "one round trip of two notified puts", "one-way latency")
     if pattern == "doublebuffer":
         return SampleMeaning(pattern, 2.0, 1.0, "time per buffer (received and summed)",
                              "two buffers received and summed", "time per buffer")

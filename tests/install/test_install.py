@@ -164,6 +164,10 @@ for variant, built_for in (("newer", int(abi) + 1), ("older", int(oldest.group(1
              f"({p.stderr.strip()[:200]})")
 fenv = dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "four"))
 sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8", "-i", "20", "--quiet"], env=fenv)
+p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-p", "put", "-s", "8"], ok=(77,), env=fenv)
+vt.check("has no one-sided operations" in p.stderr,
+         f"an interface-{oldest.group(1)} module runs pingpong and is refused for put with 77 and the reason "
+         f"({p.stderr.strip()[:200]})")
 p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8"], ok=(1, 2),
        env=dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "holes")))
 vt.check(p.returncode == 2 and "row 1 of its 2 options has no key" in p.stderr,
