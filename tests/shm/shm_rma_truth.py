@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Truth test of the one-sided path: a put over shm is a memcpy into the partner's
+pages, so put bandwidth at 1 MiB must be within a few per cent of a plain memcpy of
+1 MiB in the same cache state: memcpy_window (built from this folder) copies one 1 MiB
+source into one 1 MiB destination WINDOW times per sample, as a window of puts copies
+the origin's one buffer into the target's one buffer, timed per window the same way,
+on the CPU the origin ran on.
+
+usage: shm_rma_truth.py MEMCPY_WINDOW
+
+On a machine shared with other work the figures move from one moment to the next
+(by 40 % and more on this 2-CPU machine with its neighbours busy), so a round runs the
+two back to back (memcpy first in every other round) and compares their median
+windows, which see the same moment's load; the claim is on the median of the rounds'
+ratios: put / memcpy between 1 - TOL and 1 + TOL.  A put that copied twice (through a
+staging area) would be near 0.5; one that moved nothing far above 1.  Prints every
+figure (the fastest windows too).
+"""
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+
+import vstest
+
+WINDOW, SAMPLES, WARMUP = 16, 100, 10
+ROUNDS = 7
+TOL = 0.10
+SIZE = 1 << 20
+
+
+def put_round(d, k):
+    """(best window GB/s, median window GB/s, the CPU rank 0 was bound to or None)."""
+    out = os.path.join(d, f"put{k}.jsonl")
+    vstest.run(["--transport", "shm", "--launch", "local", "-n", "2", "--pattern", "put", "--variant",
+                "bandwidth", "--window", str(WINDOW), "--sizes", "1M", "--iterations-large", str(SAMPLES),
+                "--warmup-large", str(WARMUP), "--timeout", "60", "--quiet", "--out", out], timeout=120, check_rc=0)
+    run, sizes, end = vstest.read_jsonl(out)
+    vstest.check(end["status"] == "ok" and len(sizes) == 1 and sizes[0]["bytes"] == SIZE,
+                 "the put run ended ok with its 1 MiB size")
+    s = sorted(sizes[0]["samples_ns"])
+    ranks = (run.get("placement") or {}).get("ranks") or []
+    cpu = ranks[0].get("cpus_after") if ranks else None
+    return WINDOW * SIZE / s[0], WINDOW * SIZE / s[len(s) // 2], cpu
+
+
+def memcpy_round(exe, cpu):
+    pin = ["taskset", "-c", cpu] if cpu and re.fullmatch(r"\d+", cpu) and shutil.which("taskset") else []
+    p = vstest.run_cmd(pin + [exe, str(SIZE), str(WINDOW), str(SAMPLES), str(WARMUP)], timeout=60, check_rc=0)
+    m = dict(kv.split("=") for kv in p.stdout.split())
+    return WINDOW * SIZE / int(m["best_ns"]), WINDOW * SIZE / int(m["median_ns"])
+
+
+def main():
+    vstest.need_module("shm")
+    exe = sys.argv[1]
+    d = vstest.tmpdir()
+    ratios = []
+    cpu = None
+    for k in range(ROUNDS):
+        if k % 2:
+            cp_best, cp_med = memcpy_round(exe, cpu)
+            put_best, put_med, cpu = put_round(d, k)
+        else:
+            put_best, put_med, cpu = put_round(d, k)
+            cp_best, cp_med = memcpy_round(exe, cpu)
+        ratios.append(put_med / cp_med)
+        print(f"round {k}: put {put_med:.2f} GB/s median window, {put_best:.2f} fastest; memcpy {cp_med:.2f} "
+              f"median, {cp_best:.2f} fastest (CPU {cpu}); ratio of the medians {ratios[-1]:.3f}", flush=True)
+    ratio = statistics.median(ratios)
+    vstest.check(1 - TOL <= ratio <= 1 + TOL,
+                 f"put bandwidth at 1 MiB is within {TOL:.0%} of memcpy in the same cache state "
+                 f"(median ratio {ratio:.3f} over {ROUNDS} rounds: {', '.join(f'{x:.3f}' for x in ratios)})")
+
+
+if __name__ == "__main__":
+    main()
