@@ -202,7 +202,7 @@ static inline void vs_mem_diff_bytes(const void *got, const void *want, size_t l
  * a library that has them go through rma_epoch, which both sides call around
  * each access, the origin with VS_RMA_ORIGIN and the target with
  * VS_RMA_TARGET:
- *   passive target (lock + flush; UCX, libfabric, shm): origin BEGIN does
+ *   passive target (lock + flush; UCX, libfabric, shared memory): origin BEGIN does
  *     nothing (or locks), origin END is a flush: every put and atomic it
  *     issued to the peer is complete at the peer; target BEGIN/END do nothing;
  *   fence: BEGIN and END are a fence on both sides;
