@@ -1,8 +1,10 @@
 /* --validate: payload checks around each size's measurement, outside any
  * timed loop.  Ranks 0 and 1 exchange payloads in both directions, filled
  * from a generator seeded by (size, phase, round, direction), and check every
- * byte on receipt.  A mismatch marks the size invalid; the run goes on and
- * ends with status "invalid". */
+ * byte on receipt.  A pattern with its own check (the one-sided ones:
+ * vs_pattern_t.check) runs that instead of the exchange, with the same
+ * payloads and verdicts.  A mismatch marks the size invalid; the run goes on
+ * and ends with status "invalid". */
 #ifndef VS_VALIDATE_H
 #define VS_VALIDATE_H
 

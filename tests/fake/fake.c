@@ -28,7 +28,8 @@
  * and its bytes land (its old word comes back) only then, in test or wait, as
  * over a wire: the one-sided patterns measure a known time too (put latency =
  * rtt(len) / 2; a put-with-notification round trip = rtt(len)).  Epochs and
- * rma_sync are fences. */
+ * rma_sync are fences.  With rma=refuse exposing fails with -ENOTSUP, as a
+ * module whose library turns out to have no one-sided operations does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ typedef struct vs_transport {
     double base_ns, ns_per_byte, step_ns, noise_pct;
     long step_at;
     int sleep;
+    int rma_refused;        /* rma=refuse: exposing fails as over a library without one-sided operations */
     uint64_t rng;
     long allocs, frees, fills, compares;
 } fake_t;
@@ -108,7 +110,7 @@ static int fake_version(char *buf, size_t len)
     return 0;
 }
 
-enum { OPT_BASE_NS, OPT_NS_PER_BYTE, OPT_STEP_AT, OPT_STEP_NS, OPT_NOISE_PCT, OPT_SEED, OPT_SLEEP, N_OPTS };
+enum { OPT_BASE_NS, OPT_NS_PER_BYTE, OPT_STEP_AT, OPT_STEP_NS, OPT_NOISE_PCT, OPT_SEED, OPT_SLEEP, OPT_RMA, N_OPTS };
 
 static const vs_option_t fake_options[N_OPTS] = {
     [OPT_BASE_NS] = {"base_ns", VS_OPT_NUMBER, NULL, 0, "1000", "time of a zero-byte message, ns"},
@@ -119,6 +121,8 @@ static const vs_option_t fake_options[N_OPTS] = {
     [OPT_SEED] = {"seed", VS_OPT_NUMBER, NULL, 0, "fixed", "noise seed"},
     [OPT_SLEEP] = {"sleep", VS_OPT_NUMBER, NULL, 0, "0",
                    "1: a blocking wait sleeps to its deadline instead of spinning"},
+    [OPT_RMA] = {"rma", VS_OPT_CHOICE, "yes|refuse", 0, "yes",
+                 "refuse: exposing a buffer fails with ENOTSUP, as over a library without one-sided operations"},
 };
 
 static int fake_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
@@ -135,6 +139,7 @@ static int fake_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_trans
     f->noise_pct = opts[OPT_NOISE_PCT].number;
     f->rng = opts[OPT_SEED].given ? (uint64_t)opts[OPT_SEED].number * 2654435761ULL + 1 : 0x9e3779b97f4a7c15ULL;
     f->sleep = opts[OPT_SLEEP].number != 0;
+    f->rma_refused = opts[OPT_RMA].choice == 1;
     *out = f;
     return 0;
 }
@@ -303,6 +308,14 @@ typedef struct fake_blob {
     uint64_t bytes, addr;
 } fake_blob_t;
 
+static int fake_rma_refused(vs_transport_t *t)
+{
+    if (!t->rma_refused)
+        return 0;
+    t->host->error(t->host->core, "one-sided operations refused (rma=refuse), as a library without them would");
+    return -ENOTSUP;
+}
+
 #if VS_FAKE_MEMORY
 static unsigned char *local_bytes(const vs_mem_t *mem)
 {
@@ -311,7 +324,8 @@ static unsigned char *local_bytes(const vs_mem_t *mem)
 
 static int fake_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len)
 {
-    (void)t;
+    if (fake_rma_refused(t))
+        return -ENOTSUP;
     const shadow_t *sh = mem->desc;
     fake_blob_t b = {.pid = (int32_t)getpid(), .fd = sh->fd, .bytes = sh->map_len,
                      .addr = (uint64_t)(uintptr_t)mem->addr};
@@ -353,6 +367,8 @@ static int fake_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
 /* The buffer's pages move into a memfd, in place: same address, same bytes. */
 static int fake_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len)
 {
+    if (fake_rma_refused(t))
+        return -ENOTSUP;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if ((uintptr_t)mem->addr % page || mem->len % page || *len < sizeof(fake_blob_t)) {
         t->host->error(t->host->core, "fake one-sided: a buffer to expose must be whole pages");

@@ -15,7 +15,9 @@ fakemem (the same, owning its buffers: core reaches them only through mem_fill a
 mem_compare) validates put, get and atomic, and putnotify, which polls its buffer from
 the host, is refused with 77.  fake4, a module of interface 4 whose table ends at the
 very end of a page, loads (--list --json: interface 4, no one-sided operations), runs
-pingpong, and is refused for put with 77 and the reason.
+pingpong, and is refused for put with 77 and the reason.  The fake with rma=refuse (its
+library, as it were, has no one-sided operations after all) ends a put run with 77, its
+reason, and an end record that says why.
 """
 import json
 import os
@@ -71,6 +73,16 @@ for pattern, variant, spec in (("put", "latency", "8,9000"), ("get", "bandwidth"
 p = vt.run(["--launch", "local", "-n", "2", "-t", "fakemem", "-p", "putnotify", "-s", "8"], timeout=60)
 vt.check(p.returncode == 77 and "polls its buffer from the host" in p.stderr,
          f"putnotify refuses a module that owns its buffers with 77 and the reason ({p.returncode})")
+
+# a module that has the operations but whose library refuses them at run time: 77, the reason, an end record
+out = os.path.join(d, "refused.jsonl")
+p = vt.run(["--launch", "local", "-n", "2", "-t", "fake", "-p", "put", "-s", "8", "--transport-opt", "rma=refuse",
+            "-O", out], timeout=60)
+vt.check(p.returncode == 77 and "one-sided operations refused (rma=refuse)" in p.stderr,
+         f"a library refusing one-sided operations at run time ends the run with 77 and its words ({p.returncode})")
+_, recs, end = vt.read_jsonl(out)
+vt.check(end is not None and end["status"] == "error" and not recs and "rma_expose" in end["message"],
+         f"... and its results file ends with the reason, no size measured ({end and end['message']})")
 
 mods = {m["name"]: m for m in json.loads(vt.run(["--list", "--json"], timeout=60).stdout)}
 f4 = mods.get("fake4", {})
