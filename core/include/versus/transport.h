@@ -143,6 +143,7 @@ typedef struct vs_transport_info {
 } vs_transport_info_t;
 
 typedef struct vs_transport vs_transport_t; /* a module's own context */
+typedef struct vs_rmem vs_rmem_t;           /* a peer's exposed buffer (one-sided, below) */
 
 /* How a module that brings its own bootstrap (MPI) is started, for campaigns
  * and tests; modules that meet through versus-run's launchers leave it NULL. */
@@ -214,11 +215,11 @@ static inline void vs_mem_diff_bytes(const void *got, const void *want, size_t l
  * the poll loop. */
 #define VS_RMA_BLOB_BYTES 1024
 
-typedef struct vs_rmem {
+struct vs_rmem {     /* vs_rmem_t, declared with vs_transport_t above */
     uint64_t addr;   /* the peer's address of the buffer (what the module packed) */
     size_t len;      /* bytes the peer exposed */
     void *handle;    /* the module's: a UCX rkey, a libfabric MR key, a window */
-} vs_rmem_t;
+};
 
 enum vs_rma_role { VS_RMA_ORIGIN = 1, VS_RMA_TARGET = 2 };
 enum vs_rma_phase { VS_RMA_BEGIN = 1, VS_RMA_END = 2 };
