@@ -9,9 +9,9 @@ Claims checked: versus-run writes the delayed overhead variant (send + receive w
 the iteration, which also holds the delay); `versus loggp` exits 0, prints one row per
 stack and, in its JSON, o_s, o_r, g and G are above 0 with a 95 % interval around
 each, and L is above 0 or said not to be determined (below 0 where the calls overlap
-the transfer: TCP loopback delivers inside the send call); the other stack's o_s, o_r
-and one-way time L + o_s + o_r are above the floor's (over the reference modules: tcp's
-system calls against shm's stores); and with one pattern's file left out it exits 2 naming the missing pattern.
+the transfer: a loopback socket delivers inside the send call); the other stack's o_s, o_r
+and one-way time L + o_s + o_r are above the floor's (over the reference modules: system
+calls against stores into shared memory); and with one pattern's file left out it exits 2 naming the missing pattern.
 Small on purpose: a few seconds a backend.
 """
 import importlib.util
@@ -85,8 +85,8 @@ def main():
             v, (lo, hi) = s[k]["value"], s[k]["ci"]
             vt.check(v > 0 and lo <= v <= hi, f"{name} {k} = {v:.4g} above 0, inside its interval [{lo:.4g}, {hi:.4g}]")
         v, (lo, hi) = s["L"]["value"], s["L"]["ci"]
-        # L is what remains of the one-way time: below 0 where the calls overlap the transfer (TCP
-        # loopback delivers inside the send call), which the output must then say
+        # L is what remains of the one-way time: below 0 where the calls overlap the transfer (a
+        # loopback socket delivers inside the send call), which the output must then say
         vt.check(lo <= v <= hi and (v > 0 or any(n.startswith(("L below 0", "L not distinguishable")) for n in s["notes"])),
                  f"{name} L = {v:.4g} inside its interval [{lo:.4g}, {hi:.4g}], above 0 or said not determined")
     fast_s, slow_s = by[names[0]], by[names[1]]
