@@ -476,7 +476,7 @@ def report_table(runs: list[Run], seed: int = 0) -> dict | None:
     notes = [f"{s['stack']}: {n}" for s in doc["stacks"] for n in s["notes"]]
     notes += [f"{i['stack']}: no LogGP figures ({i.get('why') or 'no ' + ', '.join(i['missing']) + ' run'})"
               for i in doc["incomplete"]]
-    return {"id": "loggp", "caption": "LogGP parameters per stack, 95 % bootstrap intervals (L, o_s, o_r, g in µs; "
+    return {"id": "loggp-table", "caption": "LogGP parameters per stack, 95 % bootstrap intervals (L, o_s, o_r, g in µs; "
                                       "G in ns per byte)",
             "columns": [{"title": "stack", "fmt": "text"}, {"title": "L µs", "fmt": "num_ci"},
                         {"title": "o_s µs", "fmt": "num_ci"}, {"title": "o_r µs", "fmt": "num_ci"},

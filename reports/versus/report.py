@@ -534,7 +534,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                      "note": e.get("note") or "", "stderr_tail": e.get("stderr_tail") or ""} for e in not_run],
         "methods": methods_section(configs, _software()),
         "study": study_section(study, configs) if study else None,
-        "loggp": loggp_table(runs),
+        # the LogGP table when some stack has its three patterns (docs/loggp.md); no key otherwise
+        **({"loggp": t} if (t := loggp_table(runs)) is not None else {}),
     }
 
 
