@@ -204,6 +204,14 @@ static const vs_table_layout_t oh_layout = {
     .decimals = {2, 2, 2, 2, 2},
 };
 
+static const vs_table_layout_t oh_delayed_layout = {
+    .legend = "time inside rank 0's send and receive calls (receive called after a delay past the round trip: "
+              "the echo is there); round trip = whole iteration, delay included",
+    .ncol = 5,
+    .head = {"Send [us]", "Recv [us]", "Round trip [us]", "Send P99 [us]", "Recv P99 [us]"},
+    .decimals = {2, 2, 2, 2, 2},
+};
+
 static double p99(const int64_t *v, long n)
 {
     int64_t *s = malloc((size_t)n * sizeof *s);
@@ -222,7 +230,7 @@ static int oh_summarise(vs_run_t *r, size_t bytes, int64_t *const *series, long 
         vs_series_median(series[1], n) / 1e3, vs_series_median(series[2], n) / 1e3,
         vs_series_median(series[0], n) / 1e3, p99(series[1], n) / 1e3, p99(series[2], n) / 1e3,
     };
-    return vs_table_add_row(r->table, &oh_layout, bytes, col);
+    return vs_table_add_row(r->table, strcmp(r->opt->variant, "delayed") ? &oh_layout : &oh_delayed_layout, bytes, col);
 }
 
 const vs_pattern_t vs_pattern_overhead = {
