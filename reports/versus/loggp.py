@@ -5,8 +5,9 @@
     o_r  median time inside the receive call, overhead/delayed, smallest size
          (called once the echo has had time to arrive: the message is there)
     L    pingpong round trip / 2 at the smallest size  - o_s - o_r
-    g    (stream window - pingpong round trip) / (W - 1), smallest size: the
-         time between consecutive sends once the window is under way
+    g    growth of the stream's window time with the window W (runs with two
+         windows or more), smallest size: what each further message adds; with
+         one window, (window - pingpong round trip) / (W - 1)
     G    slope of the stream's time per message over the large sizes (ns per byte)
 
 A *stack* is a transport configuration (transport, provider, options, library
@@ -244,6 +245,10 @@ def _pingpong_runs(runs: list[Run]) -> list[Run]:
     return blocking or runs
 
 
+def _window(run: Run) -> int:
+    return int((run.record.get("pattern_params") or {}).get("window") or 64)
+
+
 def _one_config(runs: list[Run]) -> list[Run]:
     """The runs of the first configuration (pattern parameters) among them: a window or a
     buffer policy is one measurement, not pooled with another."""
@@ -260,14 +265,25 @@ def stack_loggp(label: str, roles: dict[str, list[Run]], seed: int = 0, draws: i
         raise InputError(f"{label}: no {', '.join(miss)} run")
     ping = Source("pingpong", _one_config(_pingpong_runs(roles["pingpong"])))
     over = Source("overhead/delayed", _one_config(roles["overhead/delayed"]))
-    strm = Source("stream", _one_config(roles["stream"]))
-    window = int((strm.runs[0].record.get("pattern_params") or {}).get("window") or 64)
+    by_w: dict[int, list[Run]] = {}
+    for r in roles["stream"]:
+        by_w.setdefault(_window(r), []).append(r)
+    windows = sorted(by_w)
+    window = windows[-1]            # the largest window gives G (and g when it is the only one)
+    strms = {w: Source("stream" if len(windows) == 1 else f"stream W={w}", _one_config(by_w[w])) for w in windows}
+    strm = strms[window]
     notes: list[str] = []
     ps, os_, ss = ping.sizes(), over.sizes(), strm.sizes()
-    for src, sz in ((ping, ps), (over, os_), (strm, ss)):
+    for src, sz in [(ping, ps), (over, os_)] + [(x, x.sizes()) for x in strms.values()]:
         if not sz:
             raise InputError(f"{label}: the {src.role} runs hold no size every launch measured validly")
-    common = sorted(set(ps) & set(os_) & set(ss))
+    common = set(ps) & set(os_) & set(ss)
+    several = sorted(common & set.intersection(*(set(x.sizes()) for x in strms.values())))
+    if len(windows) > 1 and not several:
+        notes.append(f"the stream runs of windows {', '.join(map(str, windows))} share no size with the others: "
+                     f"g from the window of {window} alone")
+        windows, strms = [window], {window: strm}
+    common = several if len(windows) > 1 else sorted(common)
     s0 = common[0] if common else None
     sp, so, st = (s0, s0, s0) if s0 is not None else (ps[0], os_[0], ss[0])
     if s0 is None:
@@ -276,12 +292,26 @@ def stack_loggp(label: str, roles: dict[str, list[Run]], seed: int = 0, draws: i
     o_s, o_s_d = dr.quantity(over, "send_ns", so)
     o_r, o_r_d = dr.quantity(over, "recv_ns", so)
     rtt, rtt_d = dr.quantity(ping, "samples_ns", sp)
-    win, win_d = dr.quantity(strm, "samples_ns", st)
     L, L_d = rtt / 2 - o_s - o_r, rtt_d / 2 - o_s_d - o_r_d
-    if window > 1:
+    if len(windows) > 1:
+        # the window's growth with W: what each further message adds, whatever the first message
+        # and the acknowledgement cost (Netgauge's growth of the round trip with the messages sent)
+        q = [dr.quantity(strms[w], "samples_ns", st) for w in windows]
+        xw = np.array(windows, dtype=np.float64)
+        g = float(_slope(xw, np.array([p for p, _ in q])))
+        g_d = _slope(xw, np.stack([d for _, d in q]))
+        g_from = f"slope of the stream's window time against W ({', '.join(map(str, windows))}) at {st} B"
+    elif window > 1:
+        win, win_d = dr.quantity(strm, "samples_ns", st)
         g, g_d = (win - rtt) / (window - 1), (win_d - rtt_d) / (window - 1)
+        g_from = f"(stream window at {st} B - pingpong round trip at {sp} B) / (W - 1), W = {window}"
+        notes.append("one window size: g = (window - round trip) / (W - 1) assumes the acknowledgement and the "
+                     "window's first message cost one round trip (a blocking send that costs more than the "
+                     "window's non-blocking ones biases g by the difference / (W - 1)); stream runs with two "
+                     "windows (--window) give g from the growth with W instead")
     else:
-        g, g_d = win, win_d
+        g, g_d = dr.quantity(strm, "samples_ns", st)
+        g_from = f"stream window of 1 message at {st} B"
         notes.append("a window of 1 message: g is the whole window (acknowledgement included)")
     large = [b for b in ss if b >= large_from]
     if len(large) < 2:
@@ -296,7 +326,7 @@ def stack_loggp(label: str, roles: dict[str, list[Run]], seed: int = 0, draws: i
         "L": _param("L", L, L_d, 1e-3, "us", f"pingpong round trip / 2 at {sp} B - o_s - o_r"),
         "o_s": _param("o_s", o_s, o_s_d, 1e-3, "us", f"overhead/delayed send_ns at {so} B"),
         "o_r": _param("o_r", o_r, o_r_d, 1e-3, "us", f"overhead/delayed recv_ns at {so} B"),
-        "g": _param("g", g, g_d, 1e-3, "us", f"(stream window at {st} B - pingpong round trip at {sp} B) / (W - 1), W = {window}"),
+        "g": _param("g", g, g_d, 1e-3, "us", g_from),
         "G": _param("G", G, G_d, 1.0, "ns/B", f"slope of the stream's time per message over {large[0]}..{large[-1]} B "
                                              f"({len(large)} sizes)"),
     }
@@ -323,7 +353,7 @@ def stack_loggp(label: str, roles: dict[str, list[Run]], seed: int = 0, draws: i
                      "call (warm caches, batched notifications), so the stream's time per message is below the "
                      "overhead measured alone; LogGP's g >= o does not hold here")
     launches = {"pingpong": len(ping.launches()), "overhead/delayed": len(over.launches()),
-                "stream": len(strm.launches())}
+                **{x.role: len(x.launches()) for x in strms.values()}}
     if min(launches.values()) < CLAIM_LAUNCHES:
         notes.append(f"fewer than {CLAIM_LAUNCHES} launches of some pattern: the intervals "
                      + ("speak for these launches only (within-launch)" if min(launches.values()) < 2 else
@@ -376,7 +406,8 @@ def format_loggp(doc: dict) -> str:
     parts = ["LogGP parameters per stack (median-based, 95 % bootstrap intervals; docs/loggp.md)",
              table(["stack", "L us", "o_s us", "o_r us", "g us", "G ns/B"], rows),
              "L = round trip / 2 - o_s - o_r; o_s, o_r = time inside the send / the receive call "
-             "(receive called once the echo is there); g = (window - round trip) / (W - 1); "
+             "(receive called once the echo is there); g = growth of the stream's window time per message "
+             "added to the window (with one window: (window - round trip) / (W - 1)); "
              "G = slope of the stream's time per message at large sizes (1/G: bytes per ns = GB/s)"]
     for s in doc["stacks"]:
         growth = ", ".join(f"{k} {_cell(v)} ns/B" for k, v in s["growth"].items())
@@ -484,6 +515,7 @@ def report_table(runs: list[Run], seed: int = 0) -> dict | None:
             "rows": rows, "notes": notes,
             "method": ("o_s and o_r: median time inside rank 0's send and receive call at the smallest size "
                        "(overhead pattern, variant delayed: the receive is called once the echo is there); "
-                       "L: pingpong round trip / 2 at that size minus o_s and o_r; g: (stream window - round "
-                       "trip) / (W - 1) at that size; G: slope of the stream's time per message over the large "
+                       "L: pingpong round trip / 2 at that size minus o_s and o_r; g: growth of the stream's "
+                       "window time with the window W at that size (with one window: (window - round trip) / "
+                       "(W - 1)); G: slope of the stream's time per message over the large "
                        "sizes.  Intervals: percentile bootstrap over launches, then samples.")}

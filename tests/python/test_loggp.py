@@ -37,9 +37,11 @@ def _lines(name, pattern, variant, launch, series, sizes, rng, count, params=Non
 
 
 def write_stack(tmp_path, name, L, o_s, o_r, g, G, launches=3, seed=0, count=300, O=0.01, launch_sd=0.0,
-                skip=()):
+                skip=(), windows=(W,), ack=0.0):
     """The three patterns of one stack with the given LogGP parameters (ns, ns/B), launch_sd: a
-    relative launch effect (every time of a launch scaled by it)."""
+    relative launch effect (every time of a launch scaled by it); a stream run per window, whose
+    window time holds `ack` ns more than a round trip (a blocking acknowledgement dearer than the
+    window's sends)."""
     rng = np.random.default_rng(seed)
     files = []
     for k in range(launches):
@@ -49,14 +51,16 @@ def write_stack(tmp_path, name, L, o_s, o_r, g, G, launches=3, seed=0, count=300
             "pingpong": ("blocking", {"samples_ns": rtt}, SIZES_SMALL, None),
             "overhead": ("delayed", {"send_ns": lambda n: f * (o_s + O * n), "recv_ns": lambda n: f * (o_r + O * n),
                                      "delay": lambda n: 2 * rtt(n)}, SIZES_SMALL, None),
-            "stream": ("nonblocking", {"samples_ns": lambda n: rtt(0) + f * ((W - 1) * g + W * G * n)},
-                       SIZES_STREAM, {"window": W}),
         }
+        for w in windows:
+            runs[f"stream{w}"] = ("nonblocking", {"samples_ns": lambda n, w=w: rtt(0) + f * ((w - 1) * g + ack + w * G * n)},
+                                  SIZES_STREAM, {"window": w})
         for pat, (var, series, sizes, params) in runs.items():
-            if pat in skip:
+            if pat.rstrip("0123456789") in skip:
                 continue
             p = tmp_path / f"{name}-{pat}-{k}.jsonl"
-            p.write_text("\n".join(_lines(name, pat, var, k, series, sizes, rng, count, params)) + "\n")
+            p.write_text("\n".join(_lines(name, pat.rstrip("0123456789"), var, k, series, sizes, rng, count, params))
+                         + "\n")
             files.append(str(p))
     return files
 
@@ -81,6 +85,22 @@ def test_known_parameters_recovered_inside_their_intervals(tmp_path):
     assert s["growth"]["O_s"]["value"] == pytest.approx(0.01, rel=0.2)
     assert s["launches"] == {"pingpong": 3, "overhead/delayed": 3, "stream": 3}
     assert s["window"] == W
+
+
+def test_two_windows_give_g_whatever_the_acknowledgement_costs(tmp_path):
+    one = tmp_path / "one"
+    two = tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    biased = loggp_document(_runs(write_stack(one, "one", ack=5000.0, **TRUTH)), draws=800)["stacks"][0]
+    fixed = loggp_document(_runs(write_stack(two, "two", ack=5000.0, windows=(8, W), **TRUTH)), draws=800)["stacks"][0]
+    lo, hi = fixed["g"]["ci"]
+    assert lo <= TRUTH["g"] / 1e3 <= hi and "against W (8, 16)" in fixed["g"]["from"]
+    # one window: g off by ack / (W - 1) = 333 ns, far outside its interval, and a note says why
+    assert biased["g"]["ci"][0] > TRUTH["g"] / 1e3 + 0.2
+    assert any(n.startswith("one window size") for n in biased["notes"])
+    assert fixed["launches"] == {"pingpong": 3, "overhead/delayed": 3, "stream W=8": 3, "stream W=16": 3}
+    assert fixed["G"]["value"] == pytest.approx(TRUTH["G"], rel=0.05)
 
 
 def test_the_interval_widens_with_launch_to_launch_spread(tmp_path):
