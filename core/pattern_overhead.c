@@ -15,10 +15,10 @@
  *   delayed:     t0 send t1 (spin d) t2 receive t3
  *                                               send = t1-t0, recv = t3-t2
  * the receive is called only once the echo has had time to arrive (d = twice
- * the median round trip of the size's warm-up, at least 1 us; 100 us with no
- * warm-up), so the receive time is the cost of taking in a message that is
- * already there: LogGP's receive overhead o_r (Netgauge's and the LogP
- * paper's way).  The sample is the whole iteration, the delay included. */
+ * the median round trip of the size's warm-up -- with none, of the driver's
+ * resynchronising units -- at least 1 us), so the receive time is the cost of
+ * taking in a message that is already there: LogGP's receive overhead o_r
+ * (Netgauge's and the LogP paper's way).  The sample is the whole iteration, the delay included. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
