@@ -269,8 +269,9 @@ def stack_loggp(label: str, roles: dict[str, list[Run]], seed: int = 0, draws: i
     for r in roles["stream"]:
         by_w.setdefault(_window(r), []).append(r)
     windows = sorted(by_w)
-    window = windows[-1]            # the largest window gives G (and g when it is the only one)
     strms = {w: Source("stream" if len(windows) == 1 else f"stream W={w}", _one_config(by_w[w])) for w in windows}
+    # G from the window that measured the most large sizes (the larger window on a tie)
+    window = max(windows, key=lambda w: (sum(b >= large_from for b in strms[w].sizes()), w))
     strm = strms[window]
     notes: list[str] = []
     ps, os_, ss = ping.sizes(), over.sizes(), strm.sizes()

@@ -28,6 +28,7 @@ RUNS = [  # (name, pattern arguments, sizes)
     ("pingpong", ["--pattern", "pingpong", "--variant", "blocking"], "0,8,1K"),
     ("overhead", ["--pattern", "overhead", "--variant", "delayed"], "0,8,1K"),
     ("stream", ["--pattern", "stream", "--window", "16"], "0,8,64K,256K"),
+    ("stream64", ["--pattern", "stream", "--window", "64"], "0,8"),   # g: the growth with the window
 ]
 
 
@@ -89,6 +90,8 @@ def main():
         # loopback socket delivers inside the send call), which the output must then say
         vt.check(lo <= v <= hi and (v > 0 or any(n.startswith(("L below 0", "L not distinguishable")) for n in s["notes"])),
                  f"{name} L = {v:.4g} inside its interval [{lo:.4g}, {hi:.4g}], above 0 or said not determined")
+        vt.check("against W (16, 64)" in s["g"]["from"] and "over 65536..262144 B" in s["G"]["from"],
+                 f"{name}: g from the two windows, G from the window that has the large sizes")
     fast_s, slow_s = by[names[0]], by[names[1]]
     for k in ("o_s", "o_r"):
         vt.check(slow_s[k]["value"] > fast_s[k]["value"],
