@@ -221,7 +221,8 @@ const vs_optdef_t vs_option_table[] = {
     {"pattern", 'p', "NAME", NAMED(pattern, "pattern"), .def = "pingpong", .group = G_PATTERN,
      .help = "pattern to run (default %D); see below"},
     {"variant", 'V', "NAME", NAMED(variant, "variant"), .def = "blocking", .def_later = 1, .group = G_PATTERN,
-     .help = "pattern variant: %D (default) or nonblocking"},
+     .help = "pattern variant: %D (default) or nonblocking; overhead also\n"
+             "delayed (the receive called once the echo is there: o_r)"},
     {"sizes", 's', "SPEC", TEXT(sizes_spec), .def = "0:4M", .def_later = 1, .group = G_PATTERN,
      .help = "message sizes in bytes (default %D); comma-separated items:\n"
              "  N            one size, e.g. 8, 1K, 4M (K/M/G are binary)\n"

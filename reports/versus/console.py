@@ -33,7 +33,7 @@ def format_summary(doc: dict) -> str:
         hl = run.get("host_load")
         if hl:
             parts.append(f"   {'warning: ' if hl.get('loaded') else ''}host: {hl['words']}")
-        m = sample_meaning(run["pattern"], run.get("pattern_params"))
+        m = sample_meaning(run["pattern"], run.get("pattern_params"), run.get("variant") or "")
         parts.append(f"   time = {m.time_label} (a sample is {m.sample_label}, divided by {m.divisor:g}); "
                      "bandwidth = bytes moved / median time; times in us")
         rows = []

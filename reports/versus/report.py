@@ -30,6 +30,7 @@ from .analysis import Analysis, analyse_run, invalid_note
 from .compare import compare_runs, fmt_bytes
 from .launches import launch_spread, method_words
 from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
+from .loggp import report_table as loggp_table
 from .report_methods import methods_section
 from .samples import SampleSet
 from .report_studies import study_section
@@ -533,6 +534,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                      "note": e.get("note") or "", "stderr_tail": e.get("stderr_tail") or ""} for e in not_run],
         "methods": methods_section(configs, _software()),
         "study": study_section(study, configs) if study else None,
+        # the LogGP table when some stack has its three patterns (docs/loggp.md); no key otherwise
+        **({"loggp": t} if (t := loggp_table(runs)) is not None else {}),
     }
 
 

@@ -9,6 +9,7 @@ message size is what moves during that reported time:
 |--------------|---------------------------------------|--------------------------|---------|--------------|
 | pingpong     | one round trip                        | one-way latency          | 2       | 1            |
 | overhead     | one send call + one receive call      | half an iteration        | 2       | 1            |
+| (delayed)    | send, a delay, receive                | half an iteration        | 2       | 1            |
 | stream       | a window of W messages and its ack    | time per message         | W       | 1            |
 | bistream     | W messages each way at once           | time per message pair    | W       | 2            |
 | doublebuffer | receiving and summing two buffers     | time per buffer          | 2       | 1            |
@@ -35,10 +36,13 @@ class SampleMeaning:
     short_label: str = "one-way latency"    # the same in a few words (axis titles, column heads)
 
 
-def sample_meaning(pattern: str, params: dict | None = None) -> SampleMeaning:
+def sample_meaning(pattern: str, params: dict | None = None, variant: str = "") -> SampleMeaning:
     """The meaning of a sample of `pattern` run with `params` (the run record's
-    `pattern_params`: the window for stream and bistream)."""
+    `pattern_params`: the window for stream and bistream) and `variant`."""
     params = params or {}
+    if pattern == "overhead" and variant == "delayed":
+        return SampleMeaning(pattern, 2.0, 1.0, "half an iteration (send call + delay + receive call)",
+                             "one send call, a delay past the round trip and one receive call", "half an iteration")
     if pattern in ("stream", "bistream"):
         w = float(params.get("window") or 64)
         if pattern == "stream":
@@ -72,4 +76,4 @@ def sample_meaning(pattern: str, params: dict | None = None) -> SampleMeaning:
 def run_meaning(run) -> SampleMeaning:
     """The meaning of the samples of a loaded run (versus.load.Run)."""
     rec = getattr(run, "record", {}) or {}
-    return sample_meaning(run.pattern, rec.get("pattern_params"))
+    return sample_meaning(run.pattern, rec.get("pattern_params"), getattr(run, "variant", ""))
