@@ -115,6 +115,7 @@ struct vs_transport {
     const char *opt_fabric;
     int opt_inject;           /* 1: inject sends up to inject_size, 0: never */
     enum vs_ofi_api_choice opt_api;
+    int opt_rma;              /* 0: rma=off, messages only */
     /* libfabric objects */
     struct fi_info *info;     /* the one entry selected (owned) */
     struct fid_fabric *fabric;
@@ -190,9 +191,10 @@ static int vs_ofi_fail(const vs_transport_t *t, const char *call, long fi_err)
 
 enum {
     VS_OFI_OPT_PROVIDER, VS_OFI_OPT_DOMAIN, VS_OFI_OPT_IFACE, VS_OFI_OPT_FABRIC, VS_OFI_OPT_INJECT, VS_OFI_OPT_API,
-    VS_OFI_N_OPTS
+    VS_OFI_OPT_RMA, VS_OFI_N_OPTS
 };
 enum { VS_OFI_INJECT_AUTO, VS_OFI_INJECT_ON, VS_OFI_INJECT_OFF }; /* the order of inject's choices */
+enum { VS_OFI_RMA_AUTO, VS_OFI_RMA_OFF };                         /* the order of rma's choices */
 
 static const vs_option_t vs_ofi_options[VS_OFI_N_OPTS] = {
     [VS_OFI_OPT_PROVIDER] = {"provider", VS_OPT_TEXT, NULL, 0, "libfabric's first usable",
@@ -205,6 +207,8 @@ static const vs_option_t vs_ofi_options[VS_OFI_N_OPTS] = {
     /* the choices in the order of enum vs_ofi_api_choice */
     [VS_OFI_OPT_API] = {"api", VS_OPT_CHOICE, "auto|tagged|msg", 0, "auto",
                         "tagged messages where offered, else plain messages"},
+    [VS_OFI_OPT_RMA] = {"rma", VS_OPT_CHOICE, "auto|off", 0, "auto",
+                        "ask the provider for FI_RMA and FI_ATOMIC too (off: messages only)"},
 };
 
 /* The values, parsed by core against vs_ofi_options (NULL text: not given). */
@@ -219,6 +223,7 @@ static int vs_ofi_take_opts(vs_transport_t *t, const vs_opt_value_t *o)
     t->opt_fabric = o[VS_OFI_OPT_FABRIC].text;
     t->opt_inject = o[VS_OFI_OPT_INJECT].choice != VS_OFI_INJECT_OFF;
     t->opt_api = (enum vs_ofi_api_choice)o[VS_OFI_OPT_API].choice;
+    t->opt_rma = o[VS_OFI_OPT_RMA].choice != VS_OFI_RMA_OFF;
     return 0;
 }
 
@@ -419,6 +424,12 @@ static int vs_ofi_select_rma(vs_transport_t *t)
     const uint64_t base = t->tagged ? FI_TAGGED : FI_MSG;
     const uint64_t tries[2] = {base | VS_OFI_RMA_CAPS | FI_ATOMIC, base | VS_OFI_RMA_CAPS};
     char answer[2][160];
+    if (!t->opt_rma) {
+        snprintf(t->rma_refused, sizeof t->rma_refused, "provider %s not asked for them (--transport-opt rma=off)",
+                 prov);
+        snprintf(t->atomics_refused, sizeof t->atomics_refused, "%s", t->rma_refused);
+        return 0;
+    }
     for (int k = 0; k < 2; k++) {
         struct fi_info *h = vs_ofi_hints(t, tries[k], 0), *list = NULL;
         if (!h)
