@@ -1274,7 +1274,7 @@ static int vs_ofi_query(vs_transport_t *t, vs_transport_info_t *info)
     if (t->rma)
         vs_info_attr(info, "one_sided", "FI_RMA: puts fi_writemsg with FI_DELIVERY_COMPLETE, gets fi_read; "
                      "atomics %s; mr_mode %s", t->atomics ? "FI_SUM and FI_CSWAP on FI_UINT64" : t->atomics_refused,
-                     fi_tostr(&t->mr_mode, FI_TYPE_MR_MODE));
+                     t->mr_mode ? fi_tostr(&t->mr_mode, FI_TYPE_MR_MODE) : "none");
     else
         vs_info_attr(info, "one_sided", "none: %s", t->rma_refused);
     return 0;
