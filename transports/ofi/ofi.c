@@ -1041,6 +1041,8 @@ static inline int vs_ofi_rma_fits(const vs_transport_t *t, int peer, size_t off,
     return peer >= 0 && peer < t->n_peers && off <= cap && len <= cap - off;
 }
 
+/* A one-sided operation was posted: count it until its completion (which only
+ * this rank's own CQ reads can deliver, so after the post is soon enough). */
 static inline void vs_ofi_rma_start(vs_transport_t *t, vs_ofi_req_t *r, int peer, const char *what)
 {
     r->done = 0;
@@ -1076,13 +1078,10 @@ static int vs_ofi_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, siz
         .msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = t->peers[peer],
         .rma_iov = &rma, .rma_iov_count = 1, .context = &r->ctx,
     };
-    vs_ofi_rma_start(t, r, peer, "put");
     VS_OFI_POST(t, rc, fi_writemsg(t->ep, &msg, len ? FI_COMPLETION | FI_DELIVERY_COMPLETE : FI_COMPLETION));
-    if (rc) {
-        t->rma_out[peer]--;
-        r->rma_peer = -1;
+    if (rc)
         return vs_ofi_fail(t, "fi_writemsg", rc);
-    }
+    vs_ofi_rma_start(t, r, peer, "put");
     return 0;
 }
 
@@ -1100,14 +1099,11 @@ static int vs_ofi_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t le
         return vs_ofi_rma_bad_args(t, "get (local)", peer, loff, len, local->len);
     if ((rc = vs_ofi_local_desc(t, local, &desc)))
         return (int)rc;
-    vs_ofi_rma_start(t, r, peer, "get");
     VS_OFI_POST(t, rc, fi_read(t->ep, (char *)local->addr + loff, len, desc, t->peers[peer],
                                remote->addr + roff, ((const vs_ofi_rkey_t *)remote->handle)->key, &r->ctx));
-    if (rc) {
-        t->rma_out[peer]--;
-        r->rma_peer = -1;
+    if (rc)
         return vs_ofi_fail(t, "fi_read", rc);
-    }
+    vs_ofi_rma_start(t, r, peer, "get");
     return 0;
 }
 
@@ -1132,20 +1128,17 @@ static int vs_ofi_atomic(vs_transport_t *t, int op, uint64_t operand, uint64_t c
     uint64_t addr = remote->addr + roff, key = ((const vs_ofi_rkey_t *)remote->handle)->key;
     w->operand = operand;
     w->compare = compare;
-    vs_ofi_rma_start(t, r, peer, "atomic");
-    r->amo = w;
-    r->result = result;
     if (op == VS_AMO_FADD)
         VS_OFI_POST(t, rc, fi_fetch_atomic(t->ep, &w->operand, 1, desc, &w->result, desc, t->peers[peer], addr, key,
                                            FI_UINT64, FI_SUM, &r->ctx));
     else
         VS_OFI_POST(t, rc, fi_compare_atomic(t->ep, &w->operand, 1, desc, &w->compare, desc, &w->result, desc,
                                              t->peers[peer], addr, key, FI_UINT64, FI_CSWAP, &r->ctx));
-    if (rc) {
-        t->rma_out[peer]--;
-        r->rma_peer = -1;
+    if (rc)
         return vs_ofi_fail(t, op == VS_AMO_FADD ? "fi_fetch_atomic" : "fi_compare_atomic", rc);
-    }
+    vs_ofi_rma_start(t, r, peer, "atomic");
+    r->amo = w;
+    r->result = result;
     return 0;
 }
 
