@@ -75,10 +75,11 @@ def best_of(tag, sizes, iterations, pick, extra=(), launches=LAUNCHES, judge_loa
     returns the list of figures.  A launch versus-run recorded as loaded (boxes.launch_load) is
     logged and measured again, up to `launches` more attempts; when none was quiet the test exits
     77 with the figures of the loaded ones (with the host busy the rate no longer sets the time:
-    tbf at 1 Gbit/s gave 820 Mbit/s for a goodput of 956 beside a CPU-bound process).  Not for
-    the relay (judge_load=False): it is itself a process polling beside the ranks, so its launches
-    are loaded by construction (other processes used 40-44 % of rank 0's CPU on a quiet host) and
-    their load says nothing of the host."""
+    tbf at 1 Gbit/s gave 820 Mbit/s for a goodput of 956 beside a CPU-bound process).  Not where
+    the load is the lab's own (judge_load=False): the relay is a process polling beside the ranks
+    (other processes used 40-44 % of rank 0's CPU on a quiet host), and at 1 Gbit/s the kernel's
+    packet work on the ranks' CPUs made the ranks wait 11-19 % of the time on a quiet host; there
+    the load says nothing of the host, and those launches are judged as before."""
     got, loads, busy = [], [], []
     for k in range(2 * launches):
         out = f"{d}/{tag}-{k}.jsonl"
@@ -126,7 +127,10 @@ def rates():
         st = json.loads(lab("status", "--json").stdout)
         vt.check(st["link"] == "veth" and all("tbf" in b["qdisc"] for b in st["boxes"]),
                  f"--rate {rate} puts tbf on both ends of the veth pair")
-        mbit = max(best_of(f"tbf{rate}", sizes, 10, bandwidth_mbit, LARGE))
+        # at 1 Gbit/s the kernel's own packet work lands on the ranks' CPUs: on a quiet host the
+        # ranks waited for a CPU 11-19 % of the time in such launches (a clean-clone CI run: six of
+        # six), so versus-run's load rule cannot tell a busy host there, and they are judged as before
+        mbit = max(best_of(f"tbf{rate}", sizes, 10, bandwidth_mbit, LARGE, judge_load=rate < 1000))
         err = mbit / goodput(rate) - 1
         figures.append(f"tbf {rate} Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(rate):.1f} ({100 * err:+.1f} %)")
         vt.check(abs(err) <= TOLERANCE, figures[-1])
