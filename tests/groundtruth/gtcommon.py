@@ -18,6 +18,8 @@ except ImportError as ex:
           "install them with: python3 -m venv .venv && .venv/bin/pip install -e 'reports[test]'", flush=True)
     sys.exit(vt.SKIP)
 
+from launchload import launch_load  # noqa: E402  (after the check: it needs the analysis package)
+
 TOLERANCE = 0.05       # detected position within 5 % of the set threshold
 
 
@@ -81,16 +83,6 @@ def switch_in_data(path, threshold, near=VISIBLE_NEAR):
     above = [q[b] for b in sorted(q) if b > threshold][:near]
     diff = float(np.median(above) - np.median(below))
     return diff, float(stats.mannwhitneyu(above, below).pvalue)
-
-
-def launch_load(path):
-    """The summary's words for a launch versus-run recorded as on a loaded host (hostload.py's
-    rule), or None when the host was quiet or the record says nothing of it."""
-    from versus import load
-    from versus.hostload import run_load
-    (run,) = load.load_file(path)
-    d = run_load(run)
-    return d["words"] if d and d.get("loaded") else None
 
 
 def run_visible_sweep(tag, transport_args, threshold, env, launcher=None, launches=LAUNCHES):

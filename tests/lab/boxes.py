@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import vstest as vt
+from launchload import launch_load  # noqa: F401  (the lab tests import it from here)
 
 VERSUS = [sys.executable, "-m", "versus"]
 why = vt.netns_missing()
@@ -36,16 +37,6 @@ def summary(out):
     p = vt.run_cmd(VERSUS + ["summary", "--json", out], timeout=60)
     vt.check(p.returncode == 0, f"versus summary {os.path.basename(out)} exits 0")
     return json.loads(p.stdout)["runs"][0]
-
-
-def launch_load(out):
-    """The summary's words for a launch that ran on a loaded host (hostload.py's rule), or None
-    when the host was quiet or the record says nothing of it."""
-    from versus.hostload import run_load
-    from versus.load import load_file
-    runs = load_file(out)
-    d = run_load(runs[0]) if runs else None
-    return d["words"] if d and d.get("loaded") else None
 
 
 def skip_loaded(what, loads, figures=()):
