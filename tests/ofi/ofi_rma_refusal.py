@@ -11,8 +11,9 @@ message naming the provider and the reason; put and atomic through versus-run ex
 record, when written, gives the reason);
 pingpong with rma=off still runs.  Where the provider offers FI_RMA but not the
 atomics (libfabric's net provider in 1.17, when this libfabric has it), a put
-runs and the atomic pattern exits 77 naming the provider and
-fi_fetch_atomicvalid's answer.
+runs and the atomic pattern exits 77 on both ranks within seconds (core's probe
+atomic before measuring: the target does not wait for its --timeout), naming the
+provider and fi_fetch_atomicvalid's answer.
 """
 import os
 import shutil
@@ -80,8 +81,12 @@ def main():
         return 0
     p, _ = versus(d, "net-put", "put", "latency", ["provider=net"])
     vstest.check(p.returncode == 0, f"put over provider=net runs (got {p.returncode})")
-    p, out = versus(d, "net-atomic", "atomic", "fadd", ["provider=net"])
+    # a --timeout longer than the limit: the target must learn the refusal from the origin,
+    # not from its own deadline
+    p, out = versus(d, "net-atomic", "atomic", "fadd", ["provider=net"], timeout_s=LIMIT_S * 3)
     vstest.check(p.returncode == 77, f"atomic over provider=net exits 77 (got {p.returncode})")
+    vstest.check("rank 0 exited with code 77" in p.stderr and "rank 1 exited with code 77" in p.stderr,
+                 "atomic over provider=net: both ranks exit 77, the target told by the origin")
     vstest.check("no one-sided atomics: provider net" in p.stderr and "fi_fetch_atomicvalid" in p.stderr,
                  "the atomic's refusal names the provider and fi_fetch_atomicvalid's answer")
     return 0
