@@ -93,8 +93,10 @@ def versus(exe, pattern, variant, size, n, warm, cpus, env, tmp, memory="ucx", w
 
 
 def batch_for(size):
-    """Operations per versus sample: 50 below 4 KiB, so that the clock read (CLOCK_MONOTONIC,
-    some 20 ns here) is spread over them; 1 above."""
+    """Operations per versus sample for get and fadd: 50 below 4 KiB, so that the clock read
+    (CLOCK_MONOTONIC, some 20 ns here, against ucx_perftest's 8 ns time-stamp counter) is spread
+    over them; 1 above.  putnotify takes 1: ucx_perftest times every round trip of ucp_put_lat
+    alone and so does versus with --batch 1 (a clock read per round trip, some 300 ns)."""
     return 50 if size < 4096 else 1
 
 
@@ -104,9 +106,14 @@ def versus_figure(kind, exe, size, cpus, env, tmp, memory="ucx", window=16, quic
     n, warm = iters_for(size, quick)
     b = batch_for(size)
     if kind == "put_lat":
-        rec, run, end = versus(exe, "putnotify", "ordered", size, n // b, warm, cpus, env, tmp, memory,
-                               batch=b, keep=keep)
+        rec, run, end = versus(exe, "putnotify", "ordered", size, n, warm, cpus, env, tmp, memory, keep=keep)
         val = statistics.median(rec["samples_ns"]) / 2 / 1000
+    elif kind == "put_lat_extra":
+        # what putnotify does per message beyond ucp_put_lat's one put: a put, its wait, the END
+        # (ucp_ep_flush_nbx), timed alone (versus's put latency)
+        rec, run, end = versus(exe, "put", "latency", size, n // b, warm, cpus, env, tmp, memory, batch=b,
+                               keep=keep)
+        val = statistics.median(rec["samples_ns"]) / 1000
     elif kind == "get_lat":
         rec, run, end = versus(exe, "get", "latency", size, n // b, warm, cpus, env, tmp, memory, batch=b,
                                keep=keep)
