@@ -3,6 +3,7 @@
 error (exit 2, with a message naming it); err_mode=peer runs and is recorded;
 the memory the buffers came from is in every record (attrs.memory: core by
 default, ucx with memory=ucx) and --list --json says core may address it."""
+import json
 import os
 import sys
 
@@ -35,6 +36,14 @@ def main():
     run, sizes, end = vstest.read_jsonl(out)
     vstest.check(end is not None and end["status"] == "ok", "memory=ucx: end record says ok")
     vstest.check(run["transport"]["attrs"].get("memory") == "ucx", "attr memory=ucx recorded")
+
+    # mem_alloc and mem_free alone: the module allocates, core addresses the bytes
+    p = vstest.run(["--list", "--json"], timeout=60)
+    mods = {m.get("name"): m for m in json.loads(p.stdout)} if p.returncode == 0 else {}
+    decl = mods.get("ucx", {})
+    vstest.check((decl.get("memory"), decl.get("allocator")) == ("host", "module"),
+                 f"--list --json: ucx's memory is host memory the module allocates ({decl.get('memory')}, "
+                 f"{decl.get('allocator')})")
     return 0
 
 
