@@ -26,11 +26,11 @@ tolerance: ln(V/P) in [-tol, ln((P + X) / P) + tol] for the median round.
 A launch versus-run recorded as loaded (tests/lib/launchload.py) makes the rounds start again;
 when the host stays loaded the test exits 77 with the figures.  Exit 77 too without the ucx
 module or ucx_perftest (Debian ucx-utils)."""
+import math
 import os
 import shutil
 import statistics
 import sys
-import math
 
 import vstest as vt
 
@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.environ.get("VERSUS_SOURCE_ROOT", "."), "benc
 
 ROUNDS = 3
 ATTEMPTS = 2
-CPUS = "0,1"
+CPUS = ",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:2])  # rank 0 / client, rank 1 / server
 MIB = 1 << 20
 PAIRS = (("put_lat", 8, "us"), ("put_bw", MIB, "MB/s"))
 
