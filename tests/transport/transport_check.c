@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,6 +56,7 @@ typedef struct check {
     vs_mem_t sbuf, rbuf;
     int last_error_seen;
     int reg;         /* --register */
+    int connected;   /* connect returned: the pair bootstrap drives progress while it waits */
 } check_t;
 
 static int io_full(int fd, void *buf, size_t n, int writing)
@@ -68,11 +70,34 @@ static int io_full(int fd, void *buf, size_t n, int writing)
     return 0;
 }
 
+/* Until the peer's bytes are there, drive the module's progress as versus-run's
+ * bootstrap does while it waits (core/idle.h): often at first, then between
+ * sleeps of 1, 2, 4 ... 64 ms.  A library may still have work of a completed
+ * operation queued for the peer (a rendezvous acknowledgement that found its
+ * queue full), which only progress sends; a rank blocked in read() would hold it
+ * back, and the peer would wait for it for ever. */
+static int wait_readable(check_t *c)
+{
+    int ms = 0;
+    for (long spins = 0;; spins++) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        int k = poll(&p, 1, ms);
+        if (k > 0)
+            return 0;
+        if (k < 0 && errno != EINTR)
+            return -EIO;
+        if (c->connected && c->ops->progress)
+            c->ops->progress(c->t);
+        if (spins >= 1000)
+            ms = ms ? (ms < 64 ? ms * 2 : 64) : 1;
+    }
+}
+
 static int pair_exchange(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
 {
     check_t *c = bs->ctx;
     memcpy((char *)all + (size_t)bs->rank * len, mine, len);
-    if (io_full(c->fd, (void *)mine, len, 1))
+    if (io_full(c->fd, (void *)mine, len, 1) || wait_readable(c))
         return -EIO;
     return io_full(c->fd, (char *)all + (size_t)(1 - bs->rank) * len, len, 0);
 }
@@ -743,6 +768,7 @@ static int rank_main(const vs_transport_ops_t *ops, int rank, int fd, size_t max
     }
     if ((rc = c.ops->connect(c.t, c.bs)))
         FAIL(&c, "connect: %s", strerror(-rc));
+    c.connected = 1;
     if (rma) {
         rc = check_rma(&c);
         if (rc != 1)
