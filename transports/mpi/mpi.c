@@ -566,14 +566,8 @@ typedef struct mpi_blob {
 
 #define RMA_TAG_CHECK 0x5653 /* on rma_comm, a duplicate of MPI_COMM_WORLD core never sees */
 
-static int win_fail(vs_transport_t *t, int code, const char *what)
-{
-    return mpi_fail(t, code, what);
-}
-
 static void win_free(vs_transport_t *t, mpi_win_t *w)
 {
-    (void)t;
     if (w->freed)
         return;
     if (t->sync == SYNC_LOCK)
@@ -614,18 +608,18 @@ static int mpi_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *
     int rc;
     if (t->rma_comm == MPI_COMM_NULL && (rc = MPI_Comm_dup(MPI_COMM_WORLD, &t->rma_comm)) != MPI_SUCCESS) {
         free(w);
-        return win_fail(t, rc, "MPI_Comm_dup");
+        return mpi_fail(t, rc, "MPI_Comm_dup");
     }
     if ((rc = MPI_Win_create(mem->addr, (MPI_Aint)mem->len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win)) !=
         MPI_SUCCESS) {
         free(w);
-        return win_fail(t, rc, "MPI_Win_create");
+        return mpi_fail(t, rc, "MPI_Win_create");
     }
     MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
     if (t->sync == SYNC_LOCK && (rc = MPI_Win_lock_all(0, w->win)) != MPI_SUCCESS) {
         MPI_Win_free(&w->win);
         free(w);
-        return win_fail(t, rc, "MPI_Win_lock_all");
+        return mpi_fail(t, rc, "MPI_Win_lock_all");
     }
     t->wins[t->n_wins++] = w;
     mpi_blob_t b = {.magic = {'V', 'S', 'W', 'N'}, .index = w->index, .len = mem->len, .disp_unit = 1,
@@ -659,7 +653,7 @@ static int mpi_rma_attach(vs_transport_t *t, int peer, const void *blob, size_t 
             MPI_Group_free(&world);
         }
         if (rc != MPI_SUCCESS)
-            return win_fail(t, rc, "MPI_Group_incl");
+            return mpi_fail(t, rc, "MPI_Group_incl");
     }
     w->peer = peer;
     *out = (vs_rmem_t){.addr = 0, .len = (size_t)b.len, .handle = w};
@@ -684,7 +678,7 @@ static inline int win_flush(vs_transport_t *t, mpi_win_t *w)
 {
     int rc = MPI_Win_flush(w->peer, w->win);
     if (rc != MPI_SUCCESS)
-        return win_fail(t, rc, "MPI_Win_flush");
+        return mpi_fail(t, rc, "MPI_Win_flush");
     w->flushed = w->issued;
     return 0;
 }
@@ -719,7 +713,7 @@ static int mpi_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, size_t
     int rc = MPI_Put((const char *)local->addr + loff, (int)len, MPI_BYTE, peer, (MPI_Aint)roff, (int)len,
                      MPI_BYTE, w->win);
     if (rc != MPI_SUCCESS)
-        return win_fail(t, rc, "MPI_Put");
+        return mpi_fail(t, rc, "MPI_Put");
     issued(t, w, req);
     return 0;
 }
@@ -733,7 +727,7 @@ static int mpi_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t len, 
     int rc = MPI_Get((char *)local->addr + loff, (int)len, MPI_BYTE, peer, (MPI_Aint)roff, (int)len, MPI_BYTE,
                      w->win);
     if (rc != MPI_SUCCESS)
-        return win_fail(t, rc, "MPI_Get");
+        return mpi_fail(t, rc, "MPI_Get");
     issued(t, w, req);
     return 0;
 }
@@ -753,7 +747,7 @@ static int mpi_atomic(vs_transport_t *t, int op, uint64_t operand, uint64_t comp
     else
         return -EINVAL;
     if (rc != MPI_SUCCESS)
-        return win_fail(t, rc, op == VS_AMO_FADD ? "MPI_Fetch_and_op" : "MPI_Compare_and_swap");
+        return mpi_fail(t, rc, op == VS_AMO_FADD ? "MPI_Fetch_and_op" : "MPI_Compare_and_swap");
     issued(t, w, req);
     return 0;
 }
@@ -781,7 +775,7 @@ static int first_access(vs_transport_t *t, int peer, int kind)
     int rc = MPI_Sendrecv(&kind, 1, MPI_INT, peer, RMA_TAG_CHECK, &theirs, 1, MPI_INT, peer, RMA_TAG_CHECK,
                           t->rma_comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
-        return win_fail(t, rc, "MPI_Sendrecv (first one-sided access)");
+        return mpi_fail(t, rc, "MPI_Sendrecv (first one-sided access)");
     if (kind == FIRST_POLL || theirs == FIRST_POLL) {
         t->host->error(t->host->core, "sync=%s needs both sides to open each access (MPI_Win_%s), but rank %d "
                                       "waits for the peer's writes without one (a pattern that polls its "
@@ -824,7 +818,7 @@ static int mpi_rma_epoch(vs_transport_t *t, int peer, int role, int phase)
             rc = phase == VS_RMA_BEGIN ? MPI_Win_post(w->group, 0, w->win) : MPI_Win_wait(w->win);
         }
         if (rc != MPI_SUCCESS)
-            return win_fail(t, rc, what);
+            return mpi_fail(t, rc, what);
     }
     return 0;
 }
@@ -844,7 +838,7 @@ static int mpi_rma_sync(vs_transport_t *t, vs_mem_t *mem)
         return rc;
     }
     int rc = MPI_Win_sync(w->win);
-    return rc == MPI_SUCCESS ? 0 : win_fail(t, rc, "MPI_Win_sync");
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Win_sync");
 }
 
 #if !defined(VS_MPI_LAUNCHER_KIND) || !defined(VS_MPI_LAUNCHER) || !defined(VS_MPI_ENV)
