@@ -182,18 +182,20 @@ def main():
             print(f"  {c:8} {s:5} {z:>8} B  versus {got[k][0][-1]:10.3f} (mean {got[k][1][-1]:10.3f})  "
                   f"OSU {got[k][2][-1]:10.3f} (mean {got[k][3][-1]:10.3f}) {unit}", flush=True)
     print("\n# medians over the rounds.  versus: the median of its samples, OSU: the P50 of its iterations;"
-          "\n# ratio = versus / OSU; mean ratio = versus's mean / OSU's mean (latency: > 1 means versus measured"
+          "\n# ratio = versus / OSU (of the medians over rounds), r.med = the median of the rounds' own ratios;"
+          "\n# mean ratio = versus's mean / OSU's mean (latency: > 1 means versus measured"
           "\n# longer; bandwidth: > 1 means versus measured more)")
-    print(f"{'case':8} {'sync':5} {'size [B]':>9} {'versus':>10} {'OSU':>10} {'unit':>5} {'ratio':>6}  "
+    print(f"{'case':8} {'sync':5} {'size [B]':>9} {'versus':>10} {'OSU':>10} {'unit':>5} {'ratio':>6} {'r.med':>6}  "
           f"{'vs mean':>10} {'OSU mean':>10} {'m.ratio':>7}  {'ratio per round':>15}")
     for k in keys:
         c, s, z = k
         v, m, o, om = got[k]
         mv, mm, mo, mom = (statistics.median(x) for x in (v, m, o, om))
         unit = "MB/s" if CASES[c][3] == "bw" else "us"
-        per = " ".join(f"{x / y:.2f}" for x, y in zip(v, o))
-        print(f"{c:8} {s:5} {z:>9} {mv:10.3f} {mo:10.3f} {unit:>5} {mv / mo:6.3f}  {mm:10.3f} {mom:10.3f} "
-              f"{mm / mom:7.3f}  {per}")
+        ratios = [x / y for x, y in zip(v, o)]  # each round's pair, run back to back
+        per = " ".join(f"{r:.2f}" for r in ratios)
+        print(f"{c:8} {s:5} {z:>9} {mv:10.3f} {mo:10.3f} {unit:>5} {mv / mo:6.3f} {statistics.median(ratios):6.3f}  "
+              f"{mm:10.3f} {mom:10.3f} {mm / mom:7.3f}  {per}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -1,4 +1,5 @@
 #include "loader.h"
+#include "memory.h"
 #include "topts.h"
 
 #include <dirent.h>
@@ -95,9 +96,10 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
         goto close_handle;
     }
     int nmem = !!ops->mem_alloc + !!ops->mem_free + !!ops->mem_fill + !!ops->mem_compare;
-    if (nmem != 0 && nmem != 4) {
+    /* all four, none, or mem_alloc and mem_free alone (host memory the module allocates) */
+    if (nmem != 0 && nmem != 4 && !(nmem == 2 && ops->mem_alloc && ops->mem_free)) {
         snprintf(err, errlen, "%s declares %d of the 4 memory operations (mem_alloc, mem_free, mem_fill, "
-                              "mem_compare): all or none", path, nmem);
+                              "mem_compare): all, none, or mem_alloc and mem_free alone", path, nmem);
         goto close_handle;
     }
     if (!ops->bootstrap != !ops->launcher || (ops->launcher && (!ops->launcher->kind || !ops->launcher->program))) {
@@ -237,7 +239,8 @@ static void probe_json(const vs_module_t *m, const char *ver, const char *detail
     }
     json_list(&j, "env_prefixes", ops->env_prefixes);
     json_list(&j, "env_wiring", ops->env_wiring);
-    vs_json_kstr(&j, "memory", ops->mem_alloc ? "module" : "host");
+    vs_json_kstr(&j, "memory", vs_mem_host(ops) ? "host" : "module");
+    vs_json_kstr(&j, "allocator", ops->mem_alloc ? "module" : "core");
     vs_json_kint(&j, "interface", ops->abi);
     vs_json_kbool(&j, "rma", vs_module_has_rma(ops));
     vs_json_kbool(&j, "atomics", vs_module_has_atomics(ops));

@@ -272,9 +272,40 @@ static int get_setup(vs_run_t *r, size_t max_bytes, void **state)
     return setup(r, max_bytes, state, RMA_GET);
 }
 
+/* One atomic of the variant before anything is measured, that leaves the word
+ * as it is (add 0; swap only if the word were all ones), and every rank learns
+ * its outcome: a library that has the one-sided operations but not this atomic
+ * here refuses on the origin's first call, and the target, waiting in its
+ * epochs, would otherwise learn it only from --timeout. */
+static int atomic_probe(vs_run_t *r, rma_t *p)
+{
+    int mine = 0;
+    if (r->peer >= 0 && r->leader) {
+        int cswap = p->kind == RMA_CSWAP;
+        if (!(mine = epoch(r, VS_RMA_ORIGIN, VS_RMA_BEGIN))) {
+            mine = r->ops->atomic(r->t, cswap ? VS_AMO_CSWAP : VS_AMO_FADD, cswap ? UINT64_MAX : 0,
+                                  cswap ? UINT64_MAX : 0, &p->result, r->peer, &p->win.peer, 0, &p->req[0]);
+            if (!mine)
+                mine = r->ops->wait(r->t, &p->req[0]);
+            int end = epoch(r, VS_RMA_ORIGIN, VS_RMA_END);
+            if (!mine)
+                mine = end;
+            else if (mine > 0)
+                mine = -mine;
+        }
+        if (mine)
+            vs_run_fail(r, mine, "the first %s atomic on rank %d's word failed", cswap ? "compare-and-swap" :
+                        "fetch-and-add", r->peer);
+    } else if (r->peer >= 0) {
+        mine = target_epoch(r, p, 8);
+    }
+    return vs_rma_agree(r, mine, "run this atomic");
+}
+
 static int atomic_setup(vs_run_t *r, size_t max_bytes, void **state)
 {
-    return setup(r, max_bytes, state, strcmp(r->opt->variant, "cswap") ? RMA_FADD : RMA_CSWAP);
+    int rc = setup(r, max_bytes, state, strcmp(r->opt->variant, "cswap") ? RMA_FADD : RMA_CSWAP);
+    return rc ? rc : atomic_probe(r, *state);
 }
 
 static int notify_setup(vs_run_t *r, size_t max_bytes, void **state)

@@ -17,9 +17,11 @@ typedef struct rma_blob {
     unsigned char data[VS_RMA_BLOB_BYTES];
 } rma_blob_t;
 
-/* 0 when every rank's status is 0; else this rank's own error, or -ECANCELED
- * naming the first other rank that failed. */
-static int agree(vs_run_t *r, int32_t mine, const char *what)
+/* 0 when every rank's status is 0; else this rank's own error, or, naming the
+ * first other rank that failed, -ENOTSUP when that rank found the operation
+ * unsupported (so that every rank exits 77, not only the one that asked), else
+ * -ECANCELED. */
+int vs_rma_agree(vs_run_t *r, int32_t mine, const char *what)
 {
     int32_t *all = calloc((size_t)r->size, sizeof *all);
     if (!all)
@@ -30,7 +32,9 @@ static int agree(vs_run_t *r, int32_t mine, const char *what)
     else if (mine)
         rc = mine;
     for (int k = 0; k < r->size && !rc; k++)
-        if (all[k])
+        if (all[k] == -ENOTSUP)
+            rc = vs_run_fail(r, -ENOTSUP, "rank %d cannot %s here (its own message says why)", k, what);
+        else if (all[k])
             rc = vs_run_fail(r, -ECANCELED, "rank %d could not %s", k, what);
     free(all);
     return rc;
@@ -73,7 +77,7 @@ int vs_rma_buffers(vs_run_t *r, vs_rma_buf_t *b, int n, size_t len)
             if (status > 0)
                 status = -status;
         }
-        rc = agree(r, mine->status ? mine->status : status == -ECANCELED ? 0 : status,
+        rc = vs_rma_agree(r, mine->status ? mine->status : status == -ECANCELED ? 0 : status,
                    "expose or attach a one-sided buffer");
     }
     free(mine);

@@ -24,6 +24,10 @@ typedef struct vs_rma_buf {
  * without a partner exposes too (a library may expose collectively) and
  * attaches nothing.  When any rank fails, every rank returns an error. */
 int vs_rma_buffers(struct vs_run *r, vs_rma_buf_t *b, int n, size_t len);
+/* Collective: every rank gives its status (0 or a negative errno) and gets 0
+ * when all are 0; else its own error, or an error naming the first rank that
+ * failed (-ENOTSUP when that rank's was, so that every rank exits 77). */
+int vs_rma_agree(struct vs_run *r, int mine, const char *what);
 /* Release what was attached, then deregister and free (also after a failed
  * vs_rma_buffers). */
 void vs_rma_buffers_free(struct vs_run *r, vs_rma_buf_t *b, int n);

@@ -14,7 +14,9 @@ row per size; the analysis package loads the file; and the data really moved: no
 1 MiB sample is faster than moving its bytes at 100 GB/s.
 
 A module without them: each one-sided pattern exits 77 before any rank starts,
-saying that the transport has no one-sided operations, and writes no file.
+saying that the transport has no one-sided operations, and writes no file.  Either
+way the module's Meson declaration ('one_sided', VERSUS_ONE_SIDED_MODULES) must say
+the same as `--list --json`.
 """
 import os
 import sys
@@ -86,6 +88,9 @@ def main():
     vt.check(isinstance(mod.get("rma"), bool) and isinstance(mod.get("atomics"), bool),
              f"--list --json says whether {module} has one-sided operations and atomics ({mod.get('rma')}, "
              f"{mod.get('atomics')})")
+    promised = module in [m for m in os.environ.get("VERSUS_ONE_SIDED_MODULES", "").split(",") if m]
+    vt.check(promised == mod["rma"], f"{module}: the Meson declaration's 'one_sided' ({promised}) and "
+             f"--list --json's rma ({mod['rma']}) agree")
     if not mod["rma"]:
         vt.check(not mod["atomics"], f"{module}: no atomics without the one-sided operations")
         for pattern, variant in (("put", "latency"), ("get", "bandwidth"), ("atomic", "fadd"),

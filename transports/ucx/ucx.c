@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ucp/api/ucp.h>
 
@@ -42,12 +43,14 @@
 #define VS_UCX_CONNECT_TIMEOUT_S 60.0
 #define VS_UCX_CLOSE_TIMEOUT_S 2.0
 
-/* A buffer rma_expose mapped (ucp_mem_map of core's memory), unmapped by
- * mem_dereg or close. */
+/* A buffer UCX has mapped: one rma_expose mapped (ucp_mem_map of memory
+ * the module did not allocate), unmapped by mem_dereg or close; or, with
+ * memory=ucx, one mem_alloc had UCX allocate (owned), unmapped by mem_free. */
 typedef struct vs_ucx_map {
     void *addr;
     size_t len;
     ucp_mem_h memh;
+    int owned;
     struct vs_ucx_map *next;
 } vs_ucx_map_t;
 
@@ -62,7 +65,9 @@ struct vs_transport {
     const char *opt_err_mode;   /* err_mode= as written, or its default, for the record */
     int rma;                /* the context has UCP_FEATURE_RMA and UCP_FEATURE_AMO64 */
     char rma_refused[160];  /* why not, when it has not */
-    vs_ucx_map_t *maps;     /* buffers exposed */
+    vs_ucx_map_t *maps;     /* buffers exposed or allocated */
+    int ucx_memory;         /* memory=ucx: buffers from ucp_mem_map(UCP_MEM_MAP_ALLOCATE) */
+    const char *opt_memory; /* memory= as written, or its default, for the record */
 };
 
 enum vs_ucx_kind { VS_UCX_SEND, VS_UCX_RECV, VS_UCX_PUT, VS_UCX_GET, VS_UCX_AMO };
@@ -123,12 +128,16 @@ static int vs_ucx_library_version(char *buf, size_t len)
     return 0;
 }
 
-enum { VS_UCX_OPT_ERR_MODE, VS_UCX_N_OPTS };
+enum { VS_UCX_OPT_ERR_MODE, VS_UCX_OPT_MEMORY, VS_UCX_N_OPTS };
 
 static const vs_option_t vs_ucx_options[VS_UCX_N_OPTS] = {
     /* none (0), peer (1) */
     [VS_UCX_OPT_ERR_MODE] = {"err_mode", VS_OPT_CHOICE, "none|peer", 0, "none",
                              "UCP error handling: peer reports a failed peer (may cost latency on some transports)"},
+    /* core (0), ucx (1) */
+    [VS_UCX_OPT_MEMORY] = {"memory", VS_OPT_CHOICE, "core|ucx", 0, "core",
+                           "who allocates the buffers: core (page-aligned host memory) or UCX (ucp_mem_map with "
+                           "UCP_MEM_MAP_ALLOCATE, which its shared-memory transports reach directly)"},
 };
 
 static int vs_ucx_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
@@ -140,6 +149,8 @@ static int vs_ucx_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_tra
     /* parsed by core against vs_ucx_options: "none" when not given */
     t->err_mode = opts[VS_UCX_OPT_ERR_MODE].choice ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
     t->opt_err_mode = opts[VS_UCX_OPT_ERR_MODE].text;
+    t->ucx_memory = opts[VS_UCX_OPT_MEMORY].choice == 1;
+    t->opt_memory = opts[VS_UCX_OPT_MEMORY].text;
 
     int rc;
     ucp_config_t *config;
@@ -583,12 +594,13 @@ static void vs_ucx_rma_release(vs_transport_t *t, vs_rmem_t *remote)
         remote->handle = NULL;
 }
 
-/* Unmap what rma_expose mapped for this buffer (nothing when it was not exposed). */
+/* Unmap what rma_expose mapped for this buffer (nothing when it was not
+ * exposed, or when UCX allocated it: mem_free unmaps that). */
 static int vs_ucx_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
 {
     for (vs_ucx_map_t **p = &t->maps; *p; p = &(*p)->next) {
         vs_ucx_map_t *m = *p;
-        if (m->addr != mem->addr)
+        if (m->addr != mem->addr || m->owned)
             continue;
         *p = m->next;
         ucs_status_t st = ucp_mem_unmap(t->context, m->memh);
@@ -596,6 +608,73 @@ static int vs_ucx_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
         return st == UCS_OK ? 0 : vs_ucx_fail(t, "ucp_mem_unmap", st);
     }
     return 0;
+}
+
+/* The buffers.  memory=core: what core itself would allocate (page-aligned,
+ * every page touched); rma_expose maps it for UCX when a one-sided pattern
+ * exposes it.  memory=ucx: ucp_mem_map(UCP_MEM_MAP_ALLOCATE), as ucx_perftest
+ * allocates its buffers, so that UCX's shared-memory transports (sysv, posix)
+ * reach them with loads and stores; every page touched here too, by this
+ * rank, before anything is timed.  Either way host memory that core reads and
+ * writes by address (no mem_fill or mem_compare). */
+static int vs_ucx_mem_alloc(vs_transport_t *t, size_t len, vs_mem_t *mem)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (len > SIZE_MAX - page)
+        return -ENOMEM;
+    len = (len + page - 1) / page * page;
+    if (!t->ucx_memory) {
+        if (posix_memalign(&mem->addr, page, len))
+            return -ENOMEM;
+        memset(mem->addr, 0xa5, len);
+        mem->len = len;
+        return 0;
+    }
+    vs_ucx_map_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    ucp_mem_map_params_t mp = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+        .address = NULL,
+        .length = len,
+        .flags = UCP_MEM_MAP_ALLOCATE,
+    };
+    ucs_status_t st = ucp_mem_map(t->context, &mp, &m->memh);
+    if (st != UCS_OK) {
+        free(m);
+        return vs_ucx_fail(t, "ucp_mem_map(UCP_MEM_MAP_ALLOCATE)", st);
+    }
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
+    st = ucp_mem_query(m->memh, &attr);
+    if (st != UCS_OK || !attr.address || attr.length < len) {
+        ucp_mem_unmap(t->context, m->memh);
+        free(m);
+        return st != UCS_OK ? vs_ucx_fail(t, "ucp_mem_query", st) : -EPROTO;
+    }
+    memset(attr.address, 0xa5, attr.length);
+    m->addr = mem->addr = attr.address;
+    m->len = mem->len = attr.length;
+    m->owned = 1;
+    m->next = t->maps;
+    t->maps = m;
+    return 0;
+}
+
+static void vs_ucx_mem_free(vs_transport_t *t, vs_mem_t *mem)
+{
+    for (vs_ucx_map_t **p = &t->maps; *p; p = &(*p)->next) {
+        vs_ucx_map_t *m = *p;
+        if (m->addr != mem->addr || !m->owned)
+            continue;
+        *p = m->next;
+        ucs_status_t st = ucp_mem_unmap(t->context, m->memh);
+        if (st != UCS_OK)
+            t->host->debug(t->host->core, "ucp_mem_unmap of an allocated buffer: %s", ucs_status_string(st));
+        free(m);
+        return;
+    }
+    free(mem->addr);
 }
 
 static int vs_ucx_rma_bad_args(vs_transport_t *t, const char *op, int peer, size_t off, size_t len,
@@ -858,6 +937,7 @@ static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
         vs_ucx_print_end(&pr);
     }
     vs_info_attr(info, "err_mode", "%s", t->opt_err_mode);
+    vs_info_attr(info, "memory", "%s", t->opt_memory);
     return 0;
 }
 
@@ -894,6 +974,8 @@ static const vs_transport_ops_t vs_ucx_ops = {
     .atomic = vs_ucx_atomic,
     .rma_epoch = vs_ucx_rma_epoch,
     .rma_sync = NULL, /* progress drives the worker; nothing to make visible */
+    .mem_alloc = vs_ucx_mem_alloc, /* memory=core|ucx; host memory either way */
+    .mem_free = vs_ucx_mem_free,
 };
 
 VS_TRANSPORT_DEFINE(vs_ucx_ops)

@@ -290,17 +290,21 @@ typedef struct vs_transport_ops {
     /* Modules with bootstrap(): their launcher.  NULL otherwise. */
     const vs_launcher_hint_t *launcher;
 
-    /* Optional memory, all four or none.  Without them core allocates page-
-     * aligned host memory, touches every page, and fills and compares buffers
-     * itself.  A module whose buffers core cannot address (device memory)
-     * allocates them (mem_alloc sets addr, len >= len asked, and desc; core
-     * then calls mem_reg only if the module wants both), and core reaches
-     * their bytes only through these:
+    /* Optional memory: all four, none, or mem_alloc and mem_free alone.
+     * Without them core allocates page-aligned host memory, touches every
+     * page, and fills and compares buffers itself.  With mem_alloc and
+     * mem_free alone the module allocates host memory itself (UCX's own, which
+     * its shared-memory transports reach directly; the module touches every
+     * page) and core still reads and writes it by address.  A module whose
+     * buffers core cannot address (device memory) allocates them (mem_alloc
+     * sets addr, len >= len asked, and desc; core then calls mem_reg only if
+     * the module wants both), and core reaches their bytes only through these:
      *   mem_fill    copy len host bytes from src into mem at offset off;
      *   mem_compare compare len bytes of mem at off with host bytes want,
      *               *diff says where they first differ (offset -1: equal).
      * Never called in a timed loop.  Patterns that compute on the buffers
-     * themselves (doublebuffer) need host memory and refuse such a module. */
+     * themselves (doublebuffer) or poll them (putnotify) need memory core can
+     * address and refuse a module with mem_fill. */
     int (*mem_alloc)(vs_transport_t *t, size_t len, vs_mem_t *mem);
     void (*mem_free)(vs_transport_t *t, vs_mem_t *mem);
     int (*mem_fill)(vs_transport_t *t, vs_mem_t *mem, size_t off, const void *src, size_t len);
