@@ -43,6 +43,20 @@ MEASURE = ["--sizes", SIZES, "--iterations", "100", "--iterations-large", "50",
            "--warmup", "10", "--warmup-large", "5"]
 
 
+HOG_WARM_S = 0.15
+HOG_WAIT_S = 5.0
+
+
+def cpu_s(pid, tick):
+    """CPU seconds a process has used (user + system, /proc/PID/stat), 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 class Hogs:
     """n CPU-bound processes, one per CPU of cpus in turn, stopped on exit (also on failure)."""
 
@@ -56,7 +70,13 @@ class Hogs:
             if taskset:
                 cmd = [taskset, "-c", str(self.cpus[i % len(self.cpus)])] + cmd
             self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
-        time.sleep(0.2)
+        # a launch begun before the hogs spin meets a quiet host: one CI run's first loaded launch
+        # recorded its ranks waiting 0.1 % of the time where the next, beside the same hogs, waited
+        # 29 %.  Wait until each has used HOG_WARM_S of CPU (at most HOG_WAIT_S), as /proc says.
+        tick = os.sysconf("SC_CLK_TCK")
+        deadline = time.monotonic() + HOG_WAIT_S
+        while time.monotonic() < deadline and not all(cpu_s(p.pid, tick) >= HOG_WARM_S for p in self.procs):
+            time.sleep(0.02)
         return self
 
     def __exit__(self, *exc):

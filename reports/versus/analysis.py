@@ -200,8 +200,9 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
     reps = run_replicates(run, fit.locator.x)
     trans = classify(fit, reps, test_noise=True)
     # thresholds first: a staircase never takes theirs
-    unmatched = attribute(trans, run.thresholds, notes=threshold_notes(run.transport.get("attrs") or {}))
-    found = targeted_steps(fit, reps, trans, run.thresholds)
+    notes = threshold_notes(run.transport.get("attrs") or {})
+    unmatched = attribute(trans, run.thresholds, notes=notes)
+    found = targeted_steps(fit, reps, trans, run.thresholds, notes=notes)
     unmatched = [u for u in unmatched if u["configured_bytes"] not in found]
     classified = list(trans)
     trans = reported_only(trans)

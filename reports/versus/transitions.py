@@ -904,13 +904,15 @@ class _Span:
 
 
 def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None, trans: list[Transition],
-                   thresholds: dict[str, int], tolerance: float = MATCH_TOLERANCE) -> list[int]:
+                   thresholds: dict[str, int], tolerance: float = MATCH_TOLERANCE,
+                   notes: dict[str, str] | None = None) -> list[int]:
     """A configured value that no transition took is tested where the library says it switches:
     every gap of its window (match_window) that is no regime boundary, EDGE_SIZES sizes a side
     moved along the local regime's slope, the step's effect per replicate and its robust t
     (replicate_test's), Bonferroni over the window's gaps at REPLICATE_ALPHA.  The strongest gap
     that passes, and stands above the curve's scatter (STEP_NOISE_SIGMAS) and rises (or falls, for
-    a threshold in FASTER_ABOVE), becomes a transition named for the value.  One hypothesis per
+    a threshold in FASTER_ABOVE), becomes a transition named for the value, with what the record
+    says the value means (notes, as attribute() adds them: the packet step's MSS and MTU).  One hypothesis per
     configured value, stated before looking: the segmentation's search over every gap needs far
     stronger evidence, and can miss a step that noise on the quartile curve hides.  Appends to
     trans; returns the values it matched."""
@@ -961,6 +963,9 @@ def targeted_steps(fit: SegmentedFit, replicates: tuple[np.ndarray, str] | None,
         tr.label = (f"{' = '.join(names)}, configured {val}, detected {_detected(tr)} (tested at the configured "
                     f"value: a step of {centre / 1e3:+.3f} us, t {t:.1f} over {len(reps)} {how}; the "
                     "segmentation placed no boundary there)")
+        said = [notes[n] for n in names if notes and n in notes]
+        if said:
+            tr.label += f": {said[0]}"
         trans.append(tr)
         matched.append(int(val))
     trans.sort(key=lambda t: t.bytes)

@@ -18,6 +18,8 @@ except ImportError as ex:
           "install them with: python3 -m venv .venv && .venv/bin/pip install -e 'reports[test]'", flush=True)
     sys.exit(vt.SKIP)
 
+from launchload import launch_load  # noqa: E402  (after the check: it needs the analysis package)
+
 TOLERANCE = 0.05       # detected position within 5 % of the set threshold
 
 
@@ -84,11 +86,22 @@ def switch_in_data(path, threshold, near=VISIBLE_NEAR):
 
 
 def run_visible_sweep(tag, transport_args, threshold, env, launcher=None, launches=LAUNCHES):
-    """run_sweep until a launch shows the switch (switch_in_data: at least VISIBLE_US either
-    way with p <= VISIBLE_P), at most `launches` times; fails when none does.  The detector is
-    then checked on that launch with every check, none relaxed."""
-    for i in range(1, launches + 1):
+    """run_sweep until a launch on a quiet host shows the switch (switch_in_data: at least
+    VISIBLE_US either way with p <= VISIBLE_P), at most `launches` quiet launches; fails when
+    none does.  The detector is then checked on that launch with every check, none relaxed.
+    A launch versus-run recorded as loaded is not judged and does not count: beside a CPU-bound
+    process one UCX launch showed the switch (p = 0.008) and the detector then placed it 5.5 %
+    off, the host's waits moving the sizes around it.  When the host stays loaded through
+    2 x `launches` attempts the test exits 77 with the loads."""
+    quiet, loads = 0, []
+    for i in range(1, 2 * launches + 1):
         out = run_sweep(f"{tag}-{i}", transport_args, threshold, env, launcher=launcher)
+        busy = launch_load(out)
+        if busy:
+            loads.append(f"launch {i}: {busy}")
+            vt.log(f"launch {i} not judged: {busy}")
+            continue
+        quiet += 1
         diff, p = switch_in_data(out, threshold)
         shows = abs(diff) >= VISIBLE_US and p <= VISIBLE_P
         vt.log(f"launch {i}: the {VISIBLE_NEAR} sizes above the set {threshold} B against the "
@@ -96,7 +109,13 @@ def run_visible_sweep(tag, transport_args, threshold, env, launcher=None, launch
                f"{'the switch is in the data' if shows else 'not a visible switch; launching again'}")
         if shows:
             return out
-    vt.fail(f"the switch at {threshold} B did not show in the data of {launches} launches "
+        if quiet == launches:
+            break
+    if quiet < launches:
+        print(f"SKIP: the host stayed loaded, so the detection of the switch at {threshold} B cannot be "
+              f"judged ({quiet} quiet launches of {launches}): {'; '.join(loads)}", flush=True)
+        sys.exit(vt.SKIP)
+    vt.fail(f"the switch at {threshold} B did not show in the data of {launches} launches on a quiet host "
             f"(at least {VISIBLE_US} us with p <= {VISIBLE_P}): this host cannot test its detection now")
 
 

@@ -25,8 +25,7 @@ from xml.etree import ElementTree as ET
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import VERSUS, across, down_and_check, lab  # noqa: E402  (the helpers beside this test)
-from versus.hostload import LOADED_OTHERS, LOADED_STEAL, LOADED_WAITED  # noqa: E402
+from boxes import VERSUS, across, down_and_check, lab, launch_load, skip_loaded  # noqa: E402  (beside this test)
 
 RATE = 100.0
 SLOWED = RATE / 1.10
@@ -37,15 +36,6 @@ busy = []
 d = vt.tmpdir()
 
 
-def loaded(out):
-    """versus-run's own host-load figures for a launch (hostload.py's rule), or None when quiet."""
-    end = vt.read_jsonl(out)[2] or {}
-    w, o, st = (end.get(k) or 0 for k in ("host_load_waited", "host_load_others", "host_load_steal"))
-    if w >= LOADED_WAITED or o >= LOADED_OTHERS or st >= LOADED_STEAL:
-        return f"ranks waited {w:.0%}, others used {o:.0%}, steal {st:.0%}"
-    return None
-
-
 def launches(tag):
     paths = []
     for k in range(LAUNCHES):
@@ -54,7 +44,7 @@ def launches(tag):
             _, sizes, end, _ = across("tcp", SIZES, out, ["-i", "20", "-w", "3", "--iterations-large", "20",
                                                           "--warmup-large", "3"])
             vt.check(end["status"] == "ok" and len(sizes) == 2, f"{tag} launch {k}: status ok, two sizes")
-            load = loaded(out)
+            load = launch_load(out)
             vt.log(f"{tag} launch {k} (attempt {attempt}): median " + ", ".join(
                 f"{r['bytes']} B {statistics.median(r['samples_ns']) / 1e3:.1f} us" for r in sizes)
                 + (f"; loaded host: {load}" if load else "; quiet host"))
@@ -63,11 +53,8 @@ def launches(tag):
             busy.append(f"{tag} launch {k}: {load}")
             os.replace(out, f"{d}/{tag}{k}.loaded{attempt}.jsonl")     # kept beside, not used
         else:               # the finally below takes the lab down
-            print(f"SKIP: the host stayed loaded through {TRIES} attempts of one launch ({busy[-1]}): the link "
-                  "no longer sets the time (on this host a CPU-bound process on the ranks' CPUs put "
-                  "64 KiB at 12.0 ms round trip at both 100 and 90.9 Mbit/s), so the slowdown this "
-                  "test must find is not there to find", flush=True)
-            sys.exit(vt.SKIP)
+            skip_loaded(f"{tag} launch {k} (the link no longer sets the time: a CPU-bound process on the "
+                        "ranks' CPUs put 64 KiB at 12.0 ms round trip at both 100 and 90.9 Mbit/s)", busy[-TRIES:])
         paths.append(out)
     return paths
 

@@ -1,6 +1,7 @@
 """Ground truth with the link between the two boxes: what is imposed on the link is what the fitted
 model of a tcp ping-pong sweep reports.  `test_link_truth.py rates` checks the rates, `delays` the
-delays (two tests: the rates hold on any host, the delays need a steady one, below).
+delays (two tests: the rates hold on any host whose launches are not loaded (best_of), the delays
+need a steady one, below).
 
 - A rate imposed with the kernel's tbf (100 Mbit/s and 1 Gbit/s): the fitted bandwidth of the
   large-message regime is TCP's goodput at that rate (payload over payload plus 66 B of TCP/IP and
@@ -29,7 +30,7 @@ import sys
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import across, lab, leftovers, summary  # noqa: E402  (the helpers beside this test)
+from boxes import across, lab, launch_load, leftovers, skip_loaded, summary  # noqa: E402  (beside this test)
 from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 PART = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -69,16 +70,33 @@ def regimes(out):
     return summary(out)["regimes"]
 
 
-def best_of(tag, sizes, iterations, pick, extra=(), launches=LAUNCHES):
-    """`launches` launches of a tcp sweep across the boxes; pick(regimes) -> figure; returns the
-    list of figures."""
-    got = []
-    for k in range(launches):
+def best_of(tag, sizes, iterations, pick, extra=(), launches=LAUNCHES, judge_load=True):
+    """`launches` launches of a tcp sweep across the boxes on a quiet host; pick(regimes) -> figure;
+    returns the list of figures.  A launch versus-run recorded as loaded (boxes.launch_load) is
+    logged and measured again, up to `launches` more attempts; when none was quiet the test exits
+    77 with the figures of the loaded ones (with the host busy the rate no longer sets the time:
+    tbf at 1 Gbit/s gave 820 Mbit/s for a goodput of 956 beside a CPU-bound process).  Not where
+    the load is the lab's own (judge_load=False): the relay is a process polling beside the ranks
+    (other processes used 40-44 % of rank 0's CPU on a quiet host), and at 1 Gbit/s the kernel's
+    packet work on the ranks' CPUs made the ranks wait 11-19 % of the time on a quiet host; there
+    the load says nothing of the host, and those launches are judged as before."""
+    got, loads, busy = [], [], []
+    for k in range(2 * launches):
         out = f"{d}/{tag}-{k}.jsonl"
         run, recs, end, _ = across("tcp", sizes, out, ["-i", str(iterations), "-w", "5", *extra])
         vt.check(end["status"] == "ok", f"{tag} launch {k}: status ok")
-        got.append(pick(regimes(out)))
-    vt.log(f"{tag}: {', '.join(f'{g:.2f}' for g in got)}")
+        load = launch_load(out) if judge_load else None
+        if load:
+            loads.append(f"{tag} launch {k}: {load}")
+            busy.append(f"{tag} launch {k}: {pick(regimes(out)):.2f}")
+            vt.log(f"{tag} launch {k} not used: {load}")
+        else:
+            got.append(pick(regimes(out)))
+        if len(got) == launches:
+            break
+    if not got:
+        skip_loaded(tag, loads, busy)
+    vt.log(f"{tag}: {', '.join(f'{g:.2f}' for g in got)} ({len(loads)} loaded launches not used)")
     return got
 
 
@@ -109,12 +127,15 @@ def rates():
         st = json.loads(lab("status", "--json").stdout)
         vt.check(st["link"] == "veth" and all("tbf" in b["qdisc"] for b in st["boxes"]),
                  f"--rate {rate} puts tbf on both ends of the veth pair")
-        mbit = max(best_of(f"tbf{rate}", sizes, 10, bandwidth_mbit, LARGE))
+        # at 1 Gbit/s the kernel's own packet work lands on the ranks' CPUs: on a quiet host the
+        # ranks waited for a CPU 11-19 % of the time in such launches (a clean-clone CI run: six of
+        # six), so versus-run's load rule cannot tell a busy host there, and they are judged as before
+        mbit = max(best_of(f"tbf{rate}", sizes, 10, bandwidth_mbit, LARGE, judge_load=rate < 1000))
         err = mbit / goodput(rate) - 1
         figures.append(f"tbf {rate} Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(rate):.1f} ({100 * err:+.1f} %)")
         vt.check(abs(err) <= TOLERANCE, figures[-1])
     lab("up", "--delay", "200", "--rate", "100")
-    mbit = max(best_of("relay-r100", "64K,128K,256K,512K,1M", 10, bandwidth_mbit, LARGE))
+    mbit = max(best_of("relay-r100", "64K,128K,256K,512K,1M", 10, bandwidth_mbit, LARGE, judge_load=False))
     err = mbit / goodput(100) - 1
     figures.append(f"relay 100 Mbit/s: fitted {mbit:.1f} Mbit/s, goodput {goodput(100):.1f} ({100 * err:+.1f} %)")
     vt.check(abs(err) <= TOLERANCE, figures[-1])

@@ -12,7 +12,7 @@ import time
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import VERSUS, across, lab, leftovers, summary  # noqa: E402  (the helpers beside this test)
+from boxes import VERSUS, across, lab, launch_load, leftovers, skip_loaded, summary  # noqa: E402  (beside this test)
 
 
 INTERLEAVED = ["--order", "interleaved", "--rounds", "10"]
@@ -66,8 +66,13 @@ def packet_step(transport, mtu, step, payload, launch):
     sit within one sweep step of the payload the record gives and name the MTU, and one launch
     must name it.  The sizes are interleaved (every size in ten rounds): in a sweep taken in one
     go, a host that slows down halfway is a level shift at whatever size was running then, which
-    is a step (a CI run named Open MPI's step at 1440 B against 1424 in such a sweep)."""
-    for attempt in range(1, 4):
+    is a step (a CI run named Open MPI's step at 1440 B against 1424 in such a sweep).  A launch
+    versus-run recorded as loaded is not judged and does not count among the three
+    (boxes.launch_load): beside a CPU-bound process the 8880 B step went unseen in three launches,
+    and another launch named a slope change 12 B above it; after six attempts with fewer than three
+    quiet ones the test exits 77 with the loads."""
+    quiet, loads, found = 0, [], False
+    for attempt in range(1, 7):
         out = f"{d}/mss{mtu}-{transport}-{attempt}.jsonl"
         run = launch(out)
         attrs, thr = run["transport"]["attrs"], run["transport"]["thresholds"]
@@ -77,13 +82,22 @@ def packet_step(transport, mtu, step, payload, launch):
                  f"{transport}: the record says {attrs.get('path_iface')}, MTU {attrs.get('mtu')}, "
                  f"MSS {attrs.get('mss')}, mss_payload {thr.get('mss_payload')}")
         named = [t for t in summary(out)["transitions"] if t.get("threshold") == "mss_payload"]
+        load = launch_load(out)      # a loaded launch is not judged and does not count (boxes.py)
+        if load:
+            loads.append(f"{transport} MTU {mtu} launch {attempt}: {load}")
+            vt.log(f"not judged: {loads[-1]}; it named {[(t['bytes'], t['label']) for t in named]}")
+            continue
+        quiet += 1
         vt.check(all(abs(t["bytes"] - want) <= step and f"MTU {mtu}" in t["label"] for t in named),
                  f"{transport} MTU {mtu} launch {attempt}: a step named mss_payload sits within {step} B of "
                  f"{want} and names the packet step with its MTU ({[(t['bytes'], t['label']) for t in named]})")
-        if len(named) == 1:
+        found = len(named) == 1
+        if found or quiet == 3:
             break
-    vt.check(len(named) == 1, f"{transport} MTU {mtu}: the step is found and named mss_payload (configured "
-             f"{want}, sweep step {step} B), in launch {attempt} of up to three")
+    if not found and quiet < 3:
+        skip_loaded(f"the packet step of {transport} at MTU {mtu} ({quiet} quiet launches of three)", loads)
+    vt.check(found, f"{transport} MTU {mtu}: the step is found and named mss_payload (configured "
+             f"{want}, sweep step {step} B), in launch {attempt} of up to three on a quiet host")
 
 
 d = vt.tmpdir()

@@ -88,3 +88,18 @@ def test_the_targeted_test_does_not_name_a_switch_that_is_not_there(make_run):
                                  thresholds={"UCX_RNDV_THRESH": 12000}))
         fired += any(t.threshold for t in a.transitions)
     assert fired <= 1
+
+
+def test_a_targeted_step_is_named_with_what_the_record_says_it_means(tmp_path):
+    # Open MPI's TCP BTL across the lab's boxes at MTU 9000 beside a CPU-bound process: the
+    # segmentation placed no boundary at the packet step, the test at the configured value found
+    # it (8924 -> 8928 B); its label must say what the step is, as a step the segmentation finds
+    # is labelled (the packet step with its MSS and MTU), or the lab test looking for "MTU 9000"
+    # cannot tell it from any other step
+    run = load_gz(os.path.join(HERE, "data", "real", "openmpi-mss9000-targeted.jsonl.gz"), tmp_path)
+    a = analyse_run(run)
+    named = [t for t in a.transitions if t.threshold == "mss_payload"]
+    assert len(named) == 1, [t.label for t in a.transitions]
+    assert "tested at the configured value" in named[0].label
+    assert "the packet step" in named[0].label and "MTU 9000" in named[0].label, named[0].label
+    assert abs(named[0].bytes - 8924) <= 4
