@@ -1,7 +1,7 @@
 """The report's comparisons across the transport interface: per stack, its
 put-with-notification (one-sided) against its two-sided ping-pong, and each
 stack's put-with-notification against the fastest two-sided ping-pong of the
-other stacks.
+other stacks (those without one-sided operations included).
 
 Both report one quantity, one-way latency (round trip / 2) at each size
 (units.crossing), so each pair is an ordinary comparison (compare.compare_runs:
@@ -24,27 +24,25 @@ def _pick_pingpong(cs: list) -> object | None:
     return next((c for c in cs if c.pooled.variant == "blocking"), cs[0] if cs else None)
 
 
-def stacks_with_both(configs: list) -> list[tuple[str, object, list]]:
-    """(stack label, its ping-pong configuration, its put-with-notification configurations) for
-    every stack that has both, first seen first."""
+def stacks(configs: list) -> list[tuple[str, object | None, list]]:
+    """(stack label, its ping-pong configuration or None, its put-with-notification configurations)
+    for every stack, first seen first."""
     from .loggp import group_stacks
     pooled = [c.pooled for c in configs]
     by_run = {id(c.pooled): c for c in configs}
     out = []
     for label, _, runs in group_stacks(pooled):
         cs = [by_run[id(r)] for r in runs]
-        pp = _pick_pingpong(cs)
-        pns = [c for c in cs if c.pooled.pattern == ONE_SIDED and c.sizes]
-        if pp is not None and pns:
-            out.append((label, pp, pns))
+        out.append((label, _pick_pingpong(cs), [c for c in cs if c.pooled.pattern == ONE_SIDED and c.sizes]))
     return out
 
 
 def interface_jobs(configs: list, pairs: list[dict]) -> list[tuple]:
     """The comparisons, as (A, B, why, stack): those asked for (--compare, the campaign's compare)
     that cross the interface; per stack each put-with-notification against its ping-pong; then
-    each stack's put-with-notification against the fastest ping-pong of the other stacks (the
-    lowest geometric mean of medians over the sizes they have in common)."""
+    each stack's put-with-notification against the fastest ping-pong of the other stacks, with
+    or without one-sided operations (the lowest geometric mean of medians over the sizes they
+    have in common)."""
     from .report import _geo_mean_median, _usable
     by_id = {c.id: c for c in configs}
     jobs = []
@@ -52,22 +50,21 @@ def interface_jobs(configs: list, pairs: list[dict]) -> list[tuple]:
         a, b = by_id.get(p["a"]), by_id.get(p["b"])
         if a and b and a.sizes and b.sizes and crossing(a.pooled.pattern, b.pooled.pattern):
             jobs.append((a, b, "asked for in the campaign", ""))
-    stacks = stacks_with_both(configs)
-    for label, pp, pns in stacks:
+    every = stacks(configs)
+    for label, pp, pns in every:
         for pn in pns:
-            jobs.append((pn, pp, "the same stack across the interface", label))
-    if len(stacks) > 1:
-        for label, pp, pns in stacks:
-            others = [o for lab, o, _ in stacks if o is not pp]
-            for pn in pns:
-                cands = [o for o in others
-                         if {s["bytes"] for s in _usable(o)} & {s["bytes"] for s in _usable(pn)}]
-                if not cands:
-                    continue
-                common = set.intersection(*({s["bytes"] for s in _usable(o)} for o in cands))
-                best = min(cands, key=lambda o: _geo_mean_median(o, common) if common else 0.0)
-                jobs.append((pn, best, "against the fastest two-sided ping-pong of another stack "
-                             "(lowest geometric mean of medians over common sizes)", label))
+            if pp is not None:
+                jobs.append((pn, pp, "the same stack across the interface", label))
+    for label, pp, pns in every:
+        others = [o for _, o, _ in every if o is not None and o is not pp]
+        for pn in pns:
+            cands = [o for o in others if {s["bytes"] for s in _usable(o)} & {s["bytes"] for s in _usable(pn)}]
+            if not cands:
+                continue
+            common = set.intersection(*({s["bytes"] for s in _usable(o)} for o in cands))
+            best = min(cands, key=lambda o: _geo_mean_median(o, common) if common else 0.0)
+            jobs.append((pn, best, "against the fastest two-sided ping-pong of the other stacks "
+                         "(lowest geometric mean of medians over common sizes)", label))
     seen, out = set(), []
     for j in jobs:
         if (id(j[0]), id(j[1])) not in seen:
@@ -89,8 +86,8 @@ def _at_smallest(doc: dict) -> dict | None:
 
 
 def interface_section(configs: list, pairs: list[dict], include_invalid: bool, pdf_dir) -> dict | None:
-    """The report's section, or None when no stack has both patterns and nothing crossing the
-    interface was asked for."""
+    """The report's section, or None when no stack has a put-with-notification beside some
+    ping-pong and nothing crossing the interface was asked for."""
     from . import charts, plots
     from .render import ci_cell
     from .report import comparison_doc, fork_map
