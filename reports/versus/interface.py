@@ -123,11 +123,12 @@ def interface_section(configs: list, pairs: list[dict], include_invalid: bool, p
     table = {"id": "interface-table",
              "caption": "Across the interface: A (one-sided put-with-notification) against B (two-sided "
                         "ping-pong), one-way latency; the first size in common, then the statements",
-             "columns": [{"title": "stack", "fmt": "text"}, {"title": "A", "fmt": "text"},
-                         {"title": "B", "fmt": "text"}, {"title": "size", "fmt": "bytes"},
-                         {"title": "A µs", "fmt": "us"}, {"title": "B µs", "fmt": "us"},
-                         {"title": "A/B [95 % CI]", "fmt": "num_ci"}, {"title": "statements (the claims)",
-                                                                       "fmt": "text"}],
+             "columns": [{"title": "stack", "fmt": "text", "width": 0.15},
+                         {"title": "A", "fmt": "text", "width": 0.1}, {"title": "B", "fmt": "text", "width": 0.1},
+                         {"title": "size", "fmt": "bytes", "width": 0.05},
+                         {"title": "A µs", "fmt": "us", "width": 0.06}, {"title": "B µs", "fmt": "us", "width": 0.06},
+                         {"title": "A/B [95 % CI]", "fmt": "num_ci", "width": 0.12},
+                         {"title": "statements (the claims)", "fmt": "text", "width": 0.36}],
              "rows": rows, "notes": []}
     return {"title": title, "statistic": statistic, "table": table, "comparisons": comparisons,
             "method": ("Both patterns report the one-way latency (round trip / 2) at each size: the "
