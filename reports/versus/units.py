@@ -20,6 +20,10 @@ message size is what moves during that reported time:
 
 put and get tell their variants apart by `pattern_params`: the bandwidth variant
 records its window, the latency variant none.
+
+Across the transport interface: the two-sided ping-pong and the one-sided
+put-with-notification report the same quantity, one-way latency (round trip / 2)
+at each size, so a comparison may set one against the other (crossing()).
 """
 from __future__ import annotations
 
@@ -77,3 +81,18 @@ def run_meaning(run) -> SampleMeaning:
     """The meaning of the samples of a loaded run (versus.load.Run)."""
     rec = getattr(run, "record", {}) or {}
     return sample_meaning(run.pattern, rec.get("pattern_params"), getattr(run, "variant", ""))
+
+
+# patterns of the two sides of the transport interface whose reported times are one quantity
+INTERFACE = {"pingpong": "two-sided", "putnotify": "one-sided"}
+SAME_QUANTITY = ({"pingpong", "putnotify"}, "one-way latency (round trip / 2)")
+PATTERN_WORDS = {"pingpong": "the two-sided ping-pong", "putnotify": "the one-sided put-with-notification"}
+
+
+def crossing(pattern_a: str, pattern_b: str) -> str | None:
+    """The quantity two different patterns both report when they sit on the two sides of the
+    transport interface (the ping-pong and the put-with-notification: one-way latency), else None."""
+    pats, quantity = SAME_QUANTITY
+    if pattern_a != pattern_b and {pattern_a, pattern_b} == pats:
+        return quantity
+    return None
