@@ -49,9 +49,14 @@ int vs_rma_buffers(vs_run_t *r, vs_rma_buf_t *b, int n, size_t len)
     for (int i = 0; i < n && !rc; i++) {
         memset(mine, 0, sizeof *mine);
         size_t used = VS_RMA_BLOB_BYTES;
-        if ((mine->status = vs_mem_alloc(ops, r->t, &b[i].mem, len)))
-            vs_run_fail(r, mine->status, "cannot allocate and register a %zu-byte buffer", len);
-        else if ((mine->status = ops->rma_expose(r->t, &b[i].mem, mine->data, &used)))
+        int st = vs_mem_alloc(ops, r->t, &b[i].mem, len);
+        if (st)
+            vs_run_fail(r, st, "cannot allocate and register a %zu-byte buffer", len);
+        /* every rank has its buffer before any exposes it: a library whose exposure is
+         * collective (an MPI window) would wait for ever for a rank that has none */
+        if ((rc = vs_rma_agree(r, st > 0 ? -st : st, "allocate and register a one-sided buffer")))
+            break;
+        if ((mine->status = ops->rma_expose(r->t, &b[i].mem, mine->data, &used)))
             vs_run_fail(r, mine->status, "cannot expose a %zu-byte buffer to the other ranks (rma_expose)", len);
         else if (used > VS_RMA_BLOB_BYTES)
             mine->status = vs_run_fail(r, -EOVERFLOW, "rma_expose used %zu bytes of a %d-byte blob", used,
