@@ -501,6 +501,8 @@ int vs_driver_run(vs_run_t *r, const vs_pattern_t *p)
         rc = add_sizes(&d, o->sizes.v, o->sizes.n, 0);
     if (!rc)
         rc = p->setup(r, max, &d.state);
+    r->pattern = p;
+    r->pattern_state = d.state;
     size_t from = 0;
     for (int pass = 0; !rc; pass++) {
         size_t to = d.n_st;
@@ -520,6 +522,8 @@ int vs_driver_run(vs_run_t *r, const vs_pattern_t *p)
         qsort(r->table->rows, r->table->n, sizeof *r->table->rows, cmp_row);
     if (d.state)
         p->teardown(r, d.state); /* setup sets *state first, so partial setups are undone too */
+    r->pattern = NULL;
+    r->pattern_state = NULL;
     vs_validate_free(r);
     vs_run_settle_free(r);
     for (size_t i = 0; i < d.n_st; i++)

@@ -1,4 +1,5 @@
 #include "loader.h"
+#include "memory.h"
 #include "topts.h"
 
 #include <dirent.h>
@@ -68,11 +69,23 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
         snprintf(err, errlen, "%s is not a versus transport module (no %s)", path, VS_TRANSPORT_ENTRY_SYMBOL);
         goto close_handle;
     }
-    if (ops->abi != VS_TRANSPORT_ABI || ops->size < sizeof *ops) {
-        snprintf(err, errlen, "%s was built for transport interface %u, this runner speaks %d: rebuild it",
-                 path, ops->abi, VS_TRANSPORT_ABI);
+    if (ops->abi < VS_TRANSPORT_ABI_OLDEST || ops->abi > VS_TRANSPORT_ABI) {
+        snprintf(err, errlen, "%s was built for transport interface %u, this runner speaks %d (and still loads "
+                              "%d): rebuild it", path, ops->abi, VS_TRANSPORT_ABI, VS_TRANSPORT_ABI_OLDEST);
         goto close_handle;
     }
+    /* An interface-4 table ends before the one-sided operations; a newer one is
+     * this header's size.  Core reads the copy, never past what the module has. */
+    size_t want = ops->abi == VS_TRANSPORT_ABI ? sizeof *ops : VS_TRANSPORT_OPS_SIZE_4;
+    if (ops->size < VS_TRANSPORT_OPS_SIZE_4 || ops->size > sizeof *ops || ops->size < want) {
+        snprintf(err, errlen, "%s declares an ops table of %u bytes for interface %u, where %zu are expected "
+                              "(at least %zu, at most %zu): rebuild it against this runner's header",
+                 path, ops->size, ops->abi, want, (size_t)VS_TRANSPORT_OPS_SIZE_4, sizeof *ops);
+        goto close_handle;
+    }
+    memset(&m->table, 0, sizeof m->table);
+    memcpy(&m->table, ops, ops->size);
+    ops = &m->table;
     if (name && strcmp(ops->name, name)) {
         snprintf(err, errlen, "%s calls itself '%s', not '%s'", path, ops->name, name);
         goto close_handle;
@@ -83,14 +96,27 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
         goto close_handle;
     }
     int nmem = !!ops->mem_alloc + !!ops->mem_free + !!ops->mem_fill + !!ops->mem_compare;
-    if (nmem != 0 && nmem != 4) {
+    /* all four, none, or mem_alloc and mem_free alone (host memory the module allocates) */
+    if (nmem != 0 && nmem != 4 && !(nmem == 2 && ops->mem_alloc && ops->mem_free)) {
         snprintf(err, errlen, "%s declares %d of the 4 memory operations (mem_alloc, mem_free, mem_fill, "
-                              "mem_compare): all or none", path, nmem);
+                              "mem_compare): all, none, or mem_alloc and mem_free alone", path, nmem);
         goto close_handle;
     }
     if (!ops->bootstrap != !ops->launcher || (ops->launcher && (!ops->launcher->kind || !ops->launcher->program))) {
         snprintf(err, errlen, "%s: a module with its own bootstrap names its launcher (kind and program), "
                               "and only such a module does", path);
+        goto close_handle;
+    }
+    int nrma = !!ops->rma_expose + !!ops->rma_attach + !!ops->rma_release + !!ops->put + !!ops->get +
+               !!ops->rma_epoch;
+    if (nrma != 0 && nrma != 6) {
+        snprintf(err, errlen, "%s declares %d of the 6 one-sided operations (rma_expose, rma_attach, rma_release, "
+                              "put, get, rma_epoch): all or none", path, nrma);
+        goto close_handle;
+    }
+    if (!nrma && (ops->atomic || ops->rma_sync)) {
+        snprintf(err, errlen, "%s declares atomic or rma_sync without the one-sided operations they belong to",
+                 path);
         goto close_handle;
     }
     for (size_t i = 0; i < ops->n_options; i++) {
@@ -102,7 +128,7 @@ static int open_path(const char *path, int flags, const char *name, vs_module_t 
         }
     }
     m->handle = h;
-    m->ops = ops;
+    m->ops = &m->table;
     snprintf(m->path, sizeof m->path, "%s", path);
     return 0;
 close_handle:
@@ -213,7 +239,11 @@ static void probe_json(const vs_module_t *m, const char *ver, const char *detail
     }
     json_list(&j, "env_prefixes", ops->env_prefixes);
     json_list(&j, "env_wiring", ops->env_wiring);
-    vs_json_kstr(&j, "memory", ops->mem_alloc ? "module" : "host");
+    vs_json_kstr(&j, "memory", vs_mem_host(ops) ? "host" : "module");
+    vs_json_kstr(&j, "allocator", ops->mem_alloc ? "module" : "core");
+    vs_json_kint(&j, "interface", ops->abi);
+    vs_json_kbool(&j, "rma", vs_module_has_rma(ops));
+    vs_json_kbool(&j, "atomics", vs_module_has_atomics(ops));
     vs_roles_json(ops, &j);
     vs_json_key(&j, "options");
     vs_topts_json(ops, &j);
@@ -245,6 +275,11 @@ static void probe(const char *path, const char *name, int json, char *line, size
             if (m.ops->describe && m.ops->describe(details, sizeof details))
                 details[0] = '\0';
             size_t used = strlen(details);
+            if (vs_module_has_rma(m.ops) && used + 2 < sizeof details)
+                used += (size_t)snprintf(details + used, sizeof details - used, "%sone-sided: put, get%s",
+                                         used ? "\n" : "", vs_module_has_atomics(m.ops) ? ", atomics" : "");
+            if (used >= sizeof details)
+                used = sizeof details - 1;
             if (m.ops->n_options && used + 2 < sizeof details) {
                 if (used)
                     details[used++] = '\n';

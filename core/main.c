@@ -170,6 +170,11 @@ static int load(session_t *s, int *code)
         return *code = report(&s->core, -ENOMEM, "options"), 1;
     if (vs_topts_parse(s->mod.ops, o->topts, o->n_topts, s->topts, err, sizeof err))
         return *code = usage_error(err), 1;
+    /* a pattern the module cannot run (one-sided operations): a skip, before any rank starts */
+    if (vs_pattern_refusal(vs_pattern_find(o->pattern), s->mod.ops, o->transport, err, sizeof err)) {
+        fprintf(stderr, "versus-run: %s\n", err);
+        return *code = EXIT_SKIP, 1;
+    }
     if (o->launch_local && s->mod.ops->bootstrap) {
         /* started by its own launcher: opening it here makes it say which */
         int rc = open_transport(s);
@@ -476,7 +481,8 @@ static int measure(session_t *s)
         fprintf(stderr, "%sversus-run: rank %d: %s: %s\n", nl, r->rank, o->transport, msg);
         if (s->writer)
             vs_writer_end(s->writer, sig ? "interrupted" : "error", msg);
-        code = exit_code_for(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
+        /* a usage error, or what cannot run here (a library without one-sided operations after all) */
+        code = exit_code_for(rc) == EXIT_USAGE || exit_code_for(rc) == EXIT_SKIP ? exit_code_for(rc) : EXIT_FAIL;
     } else if (r->invalid_sizes) {
         char msg[200];
         snprintf(msg, sizeof msg, "payload check failed at %ld size(s); see \"validation\" in their size records",

@@ -13,8 +13,9 @@
 
 #include <versus/transport.h>
 
-/* Core may read and write the module's buffers through their addresses. */
-static inline int vs_mem_host(const vs_transport_ops_t *ops) { return ops->mem_alloc == NULL; }
+/* Core may read and write the module's buffers through their addresses: it
+ * allocates them, or the module allocates host memory (no mem_fill). */
+static inline int vs_mem_host(const vs_transport_ops_t *ops) { return ops->mem_fill == NULL; }
 
 /* A buffer of at least len bytes (never 0), registered with the module when
  * it registers memory.  0 or a negative errno. */

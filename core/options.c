@@ -221,7 +221,8 @@ const vs_optdef_t vs_option_table[] = {
     {"pattern", 'p', "NAME", NAMED(pattern, "pattern"), .def = "pingpong", .group = G_PATTERN,
      .help = "pattern to run (default %D); see below"},
     {"variant", 'V', "NAME", NAMED(variant, "variant"), .def = "blocking", .def_later = 1, .group = G_PATTERN,
-     .help = "pattern variant: %D (default) or nonblocking"},
+     .help = "pattern variant: %D (default) or nonblocking; overhead also\n"
+             "delayed (the receive called once the echo is there: o_r)"},
     {"sizes", 's', "SPEC", TEXT(sizes_spec), .def = "0:4M", .def_later = 1, .group = G_PATTERN,
      .help = "message sizes in bytes (default %D); comma-separated items:\n"
              "  N            one size, e.g. 8, 1K, 4M (K/M/G are binary)\n"
@@ -242,7 +243,7 @@ const vs_optdef_t vs_option_table[] = {
      .help = "round trips per sample; %D (default) picks K per size so\n"
              "the clock's cost stays under 1 % of a sample"},
     {"window", 0, "W", COUNT(window, 1), .max = VS_MAX_WINDOW, .unit = "messages", .def = "64", .def_later = 1,
-     .group = G_PATTERN, .help = "stream, bistream: messages per window (default %D)"},
+     .group = G_PATTERN, .help = "stream, bistream, put and get bandwidth: messages per window (default %D)"},
     {"progress", 0, "MODE", .kind = "none|poll=N", .parse = opt_progress, .def = "none", .def_later = 1,
      .group = G_PATTERN,
      .help = "doublebuffer: %D (default; no library call while summing)\n"
@@ -529,8 +530,24 @@ static int sizes_parse(vs_options_t *o, const unsigned char *given, char *err, s
 {
     (void)given;
     if (!o->sizes_spec)
-        o->sizes_spec = table[opt_index("sizes")].def;
+        o->sizes_spec = !strcmp(o->pattern, "atomic") ? "8" : table[opt_index("sizes")].def;
     return vs_sizes_parse(o->sizes_spec, &o->sizes, err, errlen);
+}
+
+/* An atomic works on one 64-bit word: its only size is 8 bytes (the default
+ * when --sizes is not given). */
+static int atomic_is_one_word(vs_options_t *o, const unsigned char *given, char *err, size_t errlen)
+{
+    (void)given;
+    if (strcmp(o->pattern, "atomic"))
+        return 0;
+    for (size_t i = 0; i < o->sizes.n; i++)
+        if (o->sizes.v[i] != 8) {
+            snprintf(err, errlen, "the atomic pattern works on one 64-bit word: --sizes 8 (the default for it), "
+                                  "not %zu", o->sizes.v[i]);
+            return -EINVAL;
+        }
+    return 0;
 }
 
 static int method_is_consistent(vs_options_t *o, const unsigned char *given, char *err, size_t errlen)
@@ -551,6 +568,7 @@ static const rule_fn rules[] = {
     out_names_a_file,
     overwrite_needs_out,
     sizes_parse,
+    atomic_is_one_word,
     method_is_consistent,
 };
 

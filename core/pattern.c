@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "drift.h"
+#include "loader.h"
 #include "memory.h"
 
 #include <errno.h>
@@ -16,6 +17,10 @@ extern const vs_pattern_t vs_pattern_overhead;
 extern const vs_pattern_t vs_pattern_stream;
 extern const vs_pattern_t vs_pattern_bistream;
 extern const vs_pattern_t vs_pattern_doublebuffer;
+extern const vs_pattern_t vs_pattern_put;
+extern const vs_pattern_t vs_pattern_get;
+extern const vs_pattern_t vs_pattern_atomic;
+extern const vs_pattern_t vs_pattern_putnotify;
 
 const vs_pattern_t *const vs_patterns[] = {
     &vs_pattern_pingpong,
@@ -23,6 +28,10 @@ const vs_pattern_t *const vs_patterns[] = {
     &vs_pattern_stream,
     &vs_pattern_bistream,
     &vs_pattern_doublebuffer,
+    &vs_pattern_put,
+    &vs_pattern_get,
+    &vs_pattern_atomic,
+    &vs_pattern_putnotify,
     NULL,
 };
 
@@ -32,6 +41,23 @@ const vs_pattern_t *vs_pattern_find(const char *name)
         if (!strcmp((*p)->name, name))
             return *p;
     return NULL;
+}
+
+const char *vs_pattern_refusal(const vs_pattern_t *p, const vs_transport_ops_t *ops, const char *transport,
+                               char *buf, size_t len)
+{
+    if ((p->needs & (VS_NEEDS_RMA | VS_NEEDS_ATOMICS)) && !vs_module_has_rma(ops))
+        snprintf(buf, len, "transport %s has no one-sided operations (interface 4 module, or the library "
+                 "offers none): pattern %s needs them", transport, p->name);
+    else if ((p->needs & VS_NEEDS_ATOMICS) && !vs_module_has_atomics(ops))
+        snprintf(buf, len, "transport %s has no one-sided atomics (its module has no atomic operation): pattern "
+                 "%s needs them", transport, p->name);
+    else if ((p->needs & VS_NEEDS_HOST) && !vs_mem_host(ops))
+        snprintf(buf, len, "transport %s keeps its buffers where core cannot read them (module memory), and "
+                 "pattern %s polls its buffer from the host", transport, p->name);
+    else
+        return NULL;
+    return buf;
 }
 
 int vs_run_buffer_alloc(vs_run_t *r, vs_mem_t *mem, size_t len)

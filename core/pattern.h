@@ -14,6 +14,8 @@
 #include "watchdog.h"
 #include "writer.h"
 
+struct vs_pattern;
+
 /* Everything a pattern needs for one run. */
 typedef struct vs_run {
     const vs_transport_ops_t *ops;
@@ -47,8 +49,23 @@ typedef struct vs_run {
     vs_mem_t settle;        /* the settling token's buffer (vs_run_settle), allocated at first use */
     struct vs_hostload *load; /* rank 0: the host's load besides the run (hostload.h), NULL if unknown */
     double load_others, load_steal, load_waited; /* over the visit being recorded (NaN: unknown) */
+    const struct vs_pattern *pattern; /* the pattern being run and its state (driver.c), for --validate */
+    void *pattern_state;
     char err[512];         /* why the pattern failed */
 } vs_run_t;
+
+/* What one rank found in one round of a pattern's own payload check (check, below). */
+typedef struct vs_check {
+    int checked;          /* this rank compared bytes that its partner sent, wrote or left */
+    vs_mem_diff_t diff;   /* where they first differed (offset -1: equal) */
+} vs_check_t;
+
+/* What a pattern needs of the module beyond the two-sided operations. */
+enum {
+    VS_NEEDS_RMA = 0x1,     /* the one-sided operations (interface 5) */
+    VS_NEEDS_ATOMICS = 0x2, /* and atomic */
+    VS_NEEDS_HOST = 0x4,    /* buffers core can read and write (no module memory) */
+};
 
 /* A pattern measures one message size at a time; the driver (driver.c)
  * owns the size loop: order, warm-up, batch choice, records, table.
@@ -78,7 +95,19 @@ typedef struct vs_pattern {
     /* Messages one unit moves, every direction counted (2 for a round trip, W for
      * a stream window); NULL: the pattern measures one pair only (no -n above 2). */
     long (*messages)(const vs_options_t *o);
+    /* VS_NEEDS_* bits: a module without them is refused before the ranks start
+     * (exit 77, vs_pattern_refusal). */
+    unsigned needs;
+    /* Optional, for --validate: one round of the pattern's own transfer outside
+     * the timed loops (a put, a get, atomics), the payload made by
+     * vs_validate_payload and compared where it arrived (vs_validate_expect).
+     * NULL: the two-sided exchange of validate.c.  Collective over ranks 0 and 1. */
+    int (*check)(vs_run_t *r, void *state, size_t bytes, int phase, int round, vs_check_t *out);
 } vs_pattern_t;
+
+/* Why the module cannot run pattern p (exit 77), or NULL when it can. */
+const char *vs_pattern_refusal(const vs_pattern_t *p, const vs_transport_ops_t *ops, const char *transport,
+                               char *buf, size_t len);
 
 /* Every rank gives `count` int64 values; rank 0 finds rank k's at
  * r->gathered + k * count (out-of-band, through the bootstrap). */

@@ -10,7 +10,15 @@
  * the clock reads.  The send time stays flat while the library completes a
  * send locally (eager) and grows once the send waits for the receiver
  * (rendezvous): the size where it starts to grow is seed 000's buffer size.
- * Samples are per iteration (batch K > 1 only when asked for: means of K). */
+ * Samples are per iteration (batch K > 1 only when asked for: means of K).
+ *
+ *   delayed:     t0 send t1 (spin d) t2 receive t3
+ *                                               send = t1-t0, recv = t3-t2
+ * the receive is called only once the echo has had time to arrive (d = twice
+ * the median round trip of the size's warm-up -- with none, of the driver's
+ * resynchronising units -- at least 1 us), so the receive time is the cost of
+ * taking in a message that is already there: LogGP's receive overhead o_r
+ * (Netgauge's and the LogP paper's way).  The sample is the whole iteration, the delay included. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +30,12 @@ enum { TAG = 1 };
 
 typedef struct oh {
     vs_mem_t sbuf, rbuf;
-    int nonblocking;
+    int nonblocking, delayed;
+    uint64_t delay_ns; /* delayed: the spin before the receive (set by the warm-up) */
+    size_t delay_bytes; /* ... for this size */
 } oh_t;
+
+enum { DELAY_MIN_NS = 1000, DELAY_DEFAULT_NS = 100000 };
 
 /* One iteration on rank 0, one function per variant (chosen once per size, so
  * the timed loop has no branch on it); adds its call times (ns) to acc[0..2]. */
@@ -46,6 +58,25 @@ static inline __attribute__((always_inline)) int iter_nonblocking(vs_run_t *r, o
     acc[0] += t3 - t0;
     acc[1] += t2 - t1;
     acc[2] += (t1 - t0) + (t3 - t2);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int iter_delayed(vs_run_t *r, oh_t *p, size_t len, uint64_t *acc)
+{
+    int rc;
+    uint64_t t0 = vs_timer_read(&r->timer);
+    if ((rc = vs_op_send(r, &p->sbuf, len, 1, TAG)))
+        return rc;
+    uint64_t t1 = vs_timer_read(&r->timer), t2;
+    do /* no library call: the echo arrives (or waits in the library) on its own */
+        t2 = vs_timer_read(&r->timer);
+    while (t2 - t1 < p->delay_ns);
+    if ((rc = vs_op_recv(r, &p->rbuf, len, 1, TAG)))
+        return rc;
+    uint64_t t3 = vs_timer_read(&r->timer);
+    acc[0] += t3 - t0;
+    acc[1] += t1 - t0;
+    acc[2] += t3 - t2;
     return 0;
 }
 
@@ -105,6 +136,9 @@ static int oh_setup(vs_run_t *r, size_t max_bytes, void **state)
     if (!p)
         return vs_run_fail(r, -ENOMEM, "cannot allocate pattern state");
     p->nonblocking = !strcmp(r->opt->variant, "nonblocking");
+    p->delayed = !strcmp(r->opt->variant, "delayed");
+    p->delay_ns = DELAY_DEFAULT_NS;
+    p->delay_bytes = (size_t)-1;
     *state = p;
     int rc = vs_run_buffer_alloc(r, &p->sbuf, max_bytes);
     return rc ? rc : vs_run_buffer_alloc(r, &p->rbuf, max_bytes);
@@ -114,6 +148,25 @@ static int oh_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *pr
 {
     oh_t *p = state;
     *unit_ns = 0; /* every call is timed on its own: auto batch stays 1 */
+    if (r->rank == 0 && p->delayed) {
+        /* blocking iterations, each timed: the delay is twice their median round trip */
+        for (long i = 0; i < n; i++) {
+            uint64_t acc[3] = {0};
+            int rc = iter_blocking(r, p, bytes, acc);
+            if (rc)
+                return vs_run_fail(r, rc, "warm-up iteration of %zu B failed", bytes);
+            probe[i] = (int64_t)acc[0];
+            vs_watchdog_beat(r->wd);
+        }
+        /* the size's warm-up sets it; the driver's two-unit resynchronisation before
+         * each chunk (which may carry a wake-up) leaves the size's delay as it was */
+        if (n > 0 && (n > 2 || p->delay_bytes != bytes)) {
+            double med = vs_median_i64(probe, n); /* sorts */
+            p->delay_bytes = bytes;
+            p->delay_ns = med * 2 > DELAY_MIN_NS ? (uint64_t)(med * 2) : DELAY_MIN_NS;
+        }
+        return 0;
+    }
     if (r->rank == 0)
         return p->nonblocking ? oh_loop(r, iter_nonblocking, p, bytes, 1, n, NULL, "warm-up iteration")
                               : oh_loop(r, iter_blocking, p, bytes, 1, n, NULL, "warm-up iteration");
@@ -125,6 +178,8 @@ static int oh_warmup(vs_run_t *r, void *state, size_t bytes, long n, int64_t *pr
 static int oh_measure(vs_run_t *r, void *state, size_t bytes, long batch, long n, int64_t *const *series)
 {
     oh_t *p = state;
+    if (r->rank == 0 && p->delayed)
+        return oh_loop(r, iter_delayed, p, bytes, batch, n, series, "iteration");
     if (r->rank == 0)
         return p->nonblocking ? oh_loop(r, iter_nonblocking, p, bytes, batch, n, series, "iteration")
                               : oh_loop(r, iter_blocking, p, bytes, batch, n, series, "iteration");
@@ -149,6 +204,14 @@ static const vs_table_layout_t oh_layout = {
     .decimals = {2, 2, 2, 2, 2},
 };
 
+static const vs_table_layout_t oh_delayed_layout = {
+    .legend = "time inside rank 0's send and receive calls (receive called after a delay past the round trip: "
+              "the echo is there); round trip = whole iteration, delay included",
+    .ncol = 5,
+    .head = {"Send [us]", "Recv [us]", "Round trip [us]", "Send P99 [us]", "Recv P99 [us]"},
+    .decimals = {2, 2, 2, 2, 2},
+};
+
 static double p99(const int64_t *v, long n)
 {
     int64_t *s = malloc((size_t)n * sizeof *s);
@@ -167,13 +230,14 @@ static int oh_summarise(vs_run_t *r, size_t bytes, int64_t *const *series, long 
         vs_series_median(series[1], n) / 1e3, vs_series_median(series[2], n) / 1e3,
         vs_series_median(series[0], n) / 1e3, p99(series[1], n) / 1e3, p99(series[2], n) / 1e3,
     };
-    return vs_table_add_row(r->table, &oh_layout, bytes, col);
+    return vs_table_add_row(r->table, strcmp(r->opt->variant, "delayed") ? &oh_layout : &oh_delayed_layout, bytes, col);
 }
 
 const vs_pattern_t vs_pattern_overhead = {
     .name = "overhead",
-    .summary = "time inside the send and the receive call on rank 0 (variants: blocking, nonblocking receive)",
-    .variants = {"blocking", "nonblocking", NULL},
+    .summary = "time inside the send and the receive call on rank 0 (variants: blocking, nonblocking receive, "
+               "delayed: the receive called once the echo is there)",
+    .variants = {"blocking", "nonblocking", "delayed", NULL},
     .min_ranks = 2,
     .series = {"samples_ns", "send_ns", "recv_ns", NULL},
     .unit = "iteration",

@@ -46,8 +46,10 @@ int vs_pattern_buffers_shared(const vs_options_t *o)
 int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen)
 {
     int stream = !strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream");
-    if (o->window && !stream) {
-        snprintf(err, errlen, "--window applies to the stream and bistream patterns, not '%s'", o->pattern);
+    if (o->window && !stream && !vs_pattern_rma_windowed(o)) {
+        snprintf(err, errlen, "--window applies to the stream and bistream patterns and the bandwidth variant of "
+                              "put and get, not '%s'%s%s", o->pattern, o->variant ? " " : "",
+                 o->variant ? o->variant : "");
         return -EINVAL;
     }
     if (o->progress && strcmp(o->pattern, "doublebuffer")) {
@@ -66,3 +68,9 @@ long vs_pattern_window(const vs_options_t *o)
     return o->window ? o->window : VS_DEFAULT_WINDOW;
 }
 
+
+int vs_pattern_rma_windowed(const vs_options_t *o)
+{
+    return (!strcmp(o->pattern, "put") || !strcmp(o->pattern, "get")) && o->variant &&
+           !strcmp(o->variant, "bandwidth");
+}

@@ -17,6 +17,8 @@ int vs_buffers_parse(const char *s, vs_options_t *o, char *err, size_t errlen);
 /* 1 when the ping-pong sends and receives through one buffer per rank. */
 int vs_pattern_buffers_shared(const vs_options_t *o);
 int vs_pattern_params_check(const vs_options_t *o, char *err, size_t errlen);
+/* put or get, variant bandwidth: windows of --window operations. */
+int vs_pattern_rma_windowed(const vs_options_t *o);
 /* --window, or the default. */
 long vs_pattern_window(const vs_options_t *o);
 

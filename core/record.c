@@ -229,7 +229,7 @@ static void pattern_params_json(const vs_options_t *o, vs_json_t *j)
 {
     vs_json_key(j, "pattern_params");
     vs_json_obj_begin(j);
-    if (!strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream"))
+    if (!strcmp(o->pattern, "stream") || !strcmp(o->pattern, "bistream") || vs_pattern_rma_windowed(o))
         vs_json_kint(j, "window", vs_pattern_window(o));
     if (!strcmp(o->pattern, "doublebuffer")) {
         vs_json_kstr(j, "progress", o->progress ? o->progress : "none");

@@ -59,6 +59,26 @@ static void fault_corrupt(int rank, unsigned char *buf, size_t bytes, int phase,
 }
 #endif
 
+void vs_validate_payload(unsigned char *buf, size_t bytes, int phase, int round, int sender)
+{
+    vs_prng_fill_bytes(buf, bytes, payload_seed(bytes, phase, round, sender));
+}
+
+void vs_validate_fault(const vs_run_t *r, unsigned char *want, size_t bytes, int phase, int round)
+{
+#if VS_FAULT_INJECTION
+    fault_corrupt(r->rank, want, bytes, phase, round);
+#else
+    (void)r, (void)want, (void)bytes, (void)phase, (void)round;
+#endif
+}
+
+void vs_validate_expect(const vs_run_t *r, unsigned char *want, size_t bytes, int phase, int round, int sender)
+{
+    vs_validate_payload(want, bytes, phase, round, sender);
+    vs_validate_fault(r, want, bytes, phase, round);
+}
+
 static int state_get(vs_run_t *r, struct vs_validate **out)
 {
     if (r->validate) {
@@ -73,7 +93,7 @@ static int state_get(vs_run_t *r, struct vs_validate **out)
         if (r->opt->sizes.v[i] > v->cap)
             v->cap = r->opt->sizes.v[i];
     int rc = 0;
-    if (r->rank <= 1) {
+    if (r->rank <= 1 && !(r->pattern && r->pattern->check)) { /* a pattern with its own check has its buffers */
         if (!(v->want = malloc(v->cap ? v->cap : 1)))
             return vs_run_fail(r, -ENOMEM, "cannot allocate the payload checker");
         if ((rc = vs_run_buffer_alloc(r, &v->sbuf, v->cap)) || (rc = vs_run_buffer_alloc(r, &v->rbuf, v->cap)))
@@ -138,7 +158,24 @@ int vs_validate_size(vs_run_t *r, size_t bytes, int phase)
     }
     vs_watchdog_phase(r->wd, "checking payloads", bytes);
     verdict_t mine = {.checked = r->rank <= 1, .offset = -1};
-    if (r->rank <= 1) {
+    if (r->rank <= 1 && r->pattern && r->pattern->check) {
+        mine.checked = 0;
+        for (int k = 0; k < ROUNDS; k++) {
+            vs_check_t c = {.diff = {.offset = -1}};
+            if ((rc = r->pattern->check(r, r->pattern_state, bytes, phase, k, &c)))
+                return rc;
+            mine.checked |= c.checked;
+            if (c.checked && c.diff.offset >= 0 && mine.offset < 0) {
+                mine.phase = phase;
+                mine.round = k;
+                mine.offset = c.diff.offset;
+                mine.differing = c.diff.count;
+                mine.expected = c.diff.expected;
+                mine.got = c.diff.got;
+            }
+            vs_watchdog_beat(r->wd);
+        }
+    } else if (r->rank <= 1) {
         for (int k = 0; k < ROUNDS; k++) {
             if ((rc = exchange_once(r, v, bytes, phase, k, &mine)))
                 return rc;

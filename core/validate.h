@@ -1,8 +1,10 @@
 /* --validate: payload checks around each size's measurement, outside any
  * timed loop.  Ranks 0 and 1 exchange payloads in both directions, filled
  * from a generator seeded by (size, phase, round, direction), and check every
- * byte on receipt.  A mismatch marks the size invalid; the run goes on and
- * ends with status "invalid". */
+ * byte on receipt.  A pattern with its own check (the one-sided ones:
+ * vs_pattern_t.check) runs that instead of the exchange, with the same
+ * payloads and verdicts.  A mismatch marks the size invalid; the run goes on
+ * and ends with status "invalid". */
 #ifndef VS_VALIDATE_H
 #define VS_VALIDATE_H
 
@@ -29,5 +31,14 @@ typedef struct vs_validate_finding {
 /* 1 with *out filled when the run validates payloads, else 0. */
 int vs_validate_finding(const struct vs_run *r, vs_validate_finding_t *out);
 void vs_validate_free(struct vs_run *r);
+
+/* For a pattern's own check (vs_pattern_t.check): the payload `sender` sends
+ * in this round, and what the receiving rank expects of it (the same bytes,
+ * but for the test build's injected fault on rank 1). */
+void vs_validate_payload(unsigned char *buf, size_t bytes, int phase, int round, int sender);
+void vs_validate_expect(const struct vs_run *r, unsigned char *want, size_t bytes, int phase, int round,
+                        int sender);
+/* The test build's injected fault alone, on bytes a check computed itself. */
+void vs_validate_fault(const struct vs_run *r, unsigned char *want, size_t bytes, int phase, int round);
 
 #endif

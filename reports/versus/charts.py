@@ -151,11 +151,12 @@ def _series_traces(label: str, x, y, lo, hi, color: str, dash: bool, unit: str, 
 
 
 def comparison_charts(name: str, title: str, series: list[dict], floor: dict | None,
-                      time_label: str = "one-way latency") -> list[dict]:
-    """Latency and bandwidth of every configuration of one pattern and variant, median with its
-    95 % interval as a band (series and floor as plots.comparison_plots takes them)."""
+                      time_label: str = "one-way latency",
+                      kinds: tuple[str, ...] = ("latency", "bandwidth")) -> list[dict]:
+    """Latency and bandwidth (`kinds`) of every configuration of one pattern and variant, median
+    with its 95 % interval as a band (series and floor as plots.comparison_plots takes them)."""
     out = []
-    for kind in ("latency", "bandwidth"):
+    for kind in kinds:
         traces, xs, ys = [], [], []
         for i, s in enumerate(series):
             is_floor = floor is not None and s is floor

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .argtypes import COUNT, PERCENT, POSITIVE, PROBABILITY, message_size, size_list
+from .argtypes import COUNT, PERCENT, POSITIVE, PROBABILITY, message_size, number, size_list
 from .load import InputError, load_files
 
 
@@ -66,9 +66,27 @@ def _cmd_compare(args) -> int:
         d = side_by_side(measured, imported[0])
         print(dumps(d) if args.json else format_side_by_side(d))
         return 0
+    from .loggp import compare_sides, format_loggp_comparison, is_loggp_side
+    if len({r.pattern for r in a + b}) > 1 and is_loggp_side(a) and is_loggp_side(b):
+        # each side the LogGP patterns of one stack: which has the lower o_s, the lower G (docs/loggp.md)
+        d = compare_sides(a, b, seed=args.seed, min_effect=args.min_effect / 100)
+        print(dumps(d) if args.json else format_loggp_comparison(d))
+        return 0
     c = compare_runs(a, b, alpha=args.alpha, adjust=args.adjust, seed=args.seed,
                      min_effect=args.min_effect / 100, include_invalid=args.include_invalid).to_dict()
     print(dumps(c) if args.json else format_comparison(jsonable(c)))
+    return 0
+
+
+def _cmd_loggp(args) -> int:
+    from .export import dumps
+    from .loggp import format_loggp, loggp_document
+    runs = [r for r in load_files(args.results) if r.imported is None]
+    if not runs:
+        raise InputError("no measured runs in these files (imported runs carry no samples)")
+    doc = loggp_document(runs, seed=args.seed, draws=args.draws, large_from=args.large_from)
+    doc.pop("_objects", None)
+    print(dumps(doc) if args.json else format_loggp(doc))
     return 0
 
 
@@ -105,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(the launch is the unit; 3 or more, interleaved) the marks + - = are "
                                    "claims about the configurations; with one launch a side they are "
                                    "printed (+) (-) (=): the difference of those two launches only.")
-    c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated)")
+    c.add_argument("a", metavar="A", help="result file of A (several launches: comma-separated; the pingpong, "
+                                          "overhead/delayed and stream runs of one stack: its LogGP parameters "
+                                          "are compared)")
     c.add_argument("b", metavar="B", help="result file of B (several launches: comma-separated)")
     c.add_argument("--json", action="store_true")
     c.add_argument("--alpha", type=PROBABILITY, default=0.05, help="1 - the confidence of the statements' intervals, simultaneous over their ranges "
@@ -125,6 +145,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size for the run-statistics table (8, 1K, 1M; default: smallest common size)")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=_cmd_tables)
+    lg = sub.add_parser("loggp", help="LogGP parameters (L, o_s, o_r, g, G) of each stack, with intervals",
+                        description="LogGP parameters of each stack (transport configuration) from its pingpong, "
+                                    "overhead (variant delayed) and stream runs, with 95 % bootstrap intervals "
+                                    "(docs/loggp.md).  L, o_s, o_r and g in microseconds, G in nanoseconds per byte. "
+                                    "A stack without one of the three patterns: exit 2, naming what is missing.")
+    lg.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    lg.add_argument("--json", action="store_true")
+    lg.add_argument("--seed", type=COUNT, default=0, help="bootstrap seed")
+    lg.add_argument("--draws", type=number(int, 100, None, what="a whole number, 100 or more"), default=2000, help="bootstrap draws (default 2000)")
+    lg.add_argument("--large-from", type=message_size, default=65536, metavar="SIZE",
+                    help="G is fitted over the stream sizes from this on (default 64K; the two largest when "
+                         "fewer than two are)")
+    lg.set_defaults(func=_cmd_loggp)
     i = sub.add_parser("import", help="another tool's text output (OSU, IMB, NetPIPE, ucx_perftest, "
                        "fi_pingpong) as versus records",
                        description="Read the text output of OSU, IMB, NetPIPE, ucx_perftest or fi_pingpong and "

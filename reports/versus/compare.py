@@ -20,6 +20,11 @@ A size's mark is its own 95 % interval's (point_mark): never `~` where that
 interval excludes 1; bare where its range's statement claims the same, in
 parentheses otherwise (a difference this size shows alone, not a claim).
 One launch a side never claims: every mark is in parentheses.
+
+The two sides measure one pattern, or the two sides of the transport interface
+where the quantity is the same (units.crossing: a two-sided ping-pong against a
+put-with-notification, one-way latency at each size): the statistics and the
+claim rule are the same, and the comparison says that it crosses the interface.
 """
 from __future__ import annotations
 
@@ -35,7 +40,7 @@ from .lazy import scipy_stats as sps
 from .ranges import split_ranges
 from .load import Run, check_comparable, check_same_configuration
 from .samples import SampleSet
-from .units import run_meaning
+from .units import PATTERN_WORDS, crossing, run_meaning
 
 __all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "RegimeStatement"]
 
@@ -105,6 +110,7 @@ class Comparison:
     claims: bool = False           # the marks speak for the configurations (several launches a side)
     scope: str = ""                # which launches the marks speak for, and the caveat: said once
     load_note: str = ""            # the two sides' host load, when it must be said (hostload.py)
+    crosses: str = ""              # the sides are the two sides of the transport interface: what is compared
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -146,7 +152,7 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     samples: the two sides' SampleSet of these runs, when the caller has them (else made here)."""
     if not 0 <= min_effect < 1:
         raise ValueError(f"minimum effect {min_effect} is not a fraction in [0, 1)")
-    check_comparable(a_runs + b_runs)
+    crosses = check_sides(a_runs, b_runs)
     check_same_configuration(a_runs)
     check_same_configuration(b_runs)
     rng = np.random.default_rng(seed)
@@ -160,7 +166,7 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     cmp = Comparison(*(labels or _side_labels(a_runs, b_runs)), alpha, adjust, min_effect,
                      only_a=sorted(set(pa) - set(pb) - skip_b), only_b=sorted(set(pb) - set(pa) - skip_a),
                      invalid_a=inv_a, invalid_b=inv_b, invalid_included=include_invalid,
-                     time_label=run_meaning(a_runs[0]).time_label)
+                     time_label=time_label(a_runs, b_runs), crosses=crosses)
     # one launch a side: within-launch inference; several: between launches (launches.py)
     rows = [(b, infer_size(list(la[b].values()), list(lb[b].values()), rng, draws)) for b in common]
     padj = adjust_pvalues([r.p for _, r in rows], adjust)
@@ -181,6 +187,31 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
     if sb.n_launches > 1:
         cmp.launch_spread_b = launch_spread(sb)
     return cmp
+
+
+def check_sides(a_runs: list[Run], b_runs: list[Run]) -> str:
+    """Both sides of one pattern (load.check_comparable refuses others), or one side a two-sided
+    ping-pong and the other a put-with-notification, which report one quantity (units.crossing):
+    then the words that say the comparison crosses the interface."""
+    pa, pb = {r.pattern for r in a_runs}, {r.pattern for r in b_runs}
+    if len(pa) == 1 and len(pb) == 1:
+        (a,), (b,) = pa, pb
+        quantity = crossing(a, b)
+        if quantity:
+            def words(runs, p):
+                v = runs[0].variant
+                return PATTERN_WORDS[p] + (f" ({v})" if v else "")
+            return (f"the comparison crosses the transport interface: A is {words(a_runs, a)}, B "
+                    f"{words(b_runs, b)}; both report the {quantity} at each size, compared with the "
+                    "statistics and the claim rule of any comparison")
+    check_comparable(a_runs + b_runs)
+    return ""
+
+
+def time_label(a_runs: list[Run], b_runs: list[Run]) -> str:
+    """What the compared times are: the sides' one label, or each side's when they differ."""
+    la, lb = run_meaning(a_runs[0]).time_label, run_meaning(b_runs[0]).time_label
+    return la if la == lb else f"A: {la}; B: {lb}"
 
 
 def point_mark(ratio: float, ci: list[float], min_effect: float) -> str:

@@ -33,7 +33,7 @@ def format_summary(doc: dict) -> str:
         hl = run.get("host_load")
         if hl:
             parts.append(f"   {'warning: ' if hl.get('loaded') else ''}host: {hl['words']}")
-        m = sample_meaning(run["pattern"], run.get("pattern_params"))
+        m = sample_meaning(run["pattern"], run.get("pattern_params"), run.get("variant") or "")
         parts.append(f"   time = {m.time_label} (a sample is {m.sample_label}, divided by {m.divisor:g}); "
                      "bandwidth = bytes moved / median time; times in us")
         rows = []
@@ -139,13 +139,15 @@ def format_launch_spread(rows: list[dict]) -> str:
 
 
 def format_comparison(c: dict) -> str:
-    parts = [f"A = {c['a_label']}", f"B = {c['b_label']}",
-             f"times: {c.get('time_label', 'one-way latency (round trip / 2)')}; {method_words(c['sizes'])}; "
-             f"a size's mark is its own 95 % interval's: + A faster, - A slower, ~ the interval includes 1, "
-             f"= no practical difference (under {c.get('min_effect', 0.02) * 100:g} %); in parentheses where no "
-             "statement below claims it; the statements below are the claims (over ranges of sizes)"
-             + ("" if c.get("claims") else "; one launch a side: every mark is about these two launches only"),
-             f"what the marks speak for: {c.get('scope') or scope_words(c['sizes'])}"]
+    parts = [f"A = {c['a_label']}", f"B = {c['b_label']}"]
+    if c.get("crosses"):
+        parts.append(c["crosses"])
+    parts += [f"times: {c.get('time_label', 'one-way latency (round trip / 2)')}; {method_words(c['sizes'])}; "
+              f"a size's mark is its own 95 % interval's: + A faster, - A slower, ~ the interval includes 1, "
+              f"= no practical difference (under {c.get('min_effect', 0.02) * 100:g} %); in parentheses where no "
+              "statement below claims it; the statements below are the claims (over ranges of sizes)"
+              + ("" if c.get("claims") else "; one launch a side: every mark is about these two launches only"),
+              f"what the marks speak for: {c.get('scope') or scope_words(c['sizes'])}"]
     rows = [[s["mark"], str(s["bytes"]), _f(s["median_a_us"]), _f(s["median_b_us"]),
              f"{s['ratio']:.3f} [{s['ratio_ci'][0]:.3f}, {s['ratio_ci'][1]:.3f}]",
              f"{s['faster_pct']:+.1f} %", f"{s['p_value']:.2g}"] for s in c["sizes"]]

@@ -186,15 +186,16 @@ def _legend_outside(ax, n: int) -> None:
 
 
 def comparison_plots(name: str, title: str, series: list[dict], floor: dict | None,
-                     pdf_dir: Path | None, time_label: str = "one-way latency") -> list[dict]:
-    """Latency and bandwidth of every configuration of one pattern/variant;
+                     pdf_dir: Path | None, time_label: str = "one-way latency",
+                     kinds: tuple[str, ...] = ("latency", "bandwidth")) -> list[dict]:
+    """Latency and bandwidth (`kinds`) of every configuration of one pattern/variant;
     time_label says what the times are (units.py: one-way latency for a ping-pong).
 
     series: [{label, sizes: [size dicts with median_us, median_ci_us, bandwidth_MBps, bw_ci_MBps],
     keep: sizes always drawn (the transitions)}]; floor: the shared-memory reference's series, drawn as the bound
     (dashed, black).  Without pdf_dir nothing is drawn."""
     out = []
-    for kind in ("latency", "bandwidth"):
+    for kind in kinds:
         ylabel = (plain(f"{time_label}, median (µs)") if kind == "latency"
                   else plain(f"bandwidth, bytes moved / median {time_label} (MB/s)"))
         about = {"kind": kind, "ylabel": ylabel, "drawn": ""}

@@ -30,6 +30,8 @@ from .analysis import Analysis, analyse_run, invalid_note
 from .compare import compare_runs, fmt_bytes
 from .launches import launch_spread, method_words
 from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
+from .interface import interface_section
+from .loggp import report_table as loggp_table
 from .report_methods import methods_section
 from .samples import SampleSet
 from .report_studies import study_section
@@ -38,7 +40,7 @@ from .stats import SizeStats
 from .transitions import jump_words, staircase_sentence
 from .console import validation_words
 from .render import CONTROL_LIMITS_NOTE, ci_cell
-from .units import run_meaning
+from .units import crossing, run_meaning
 
 # each configuration's own figure (in appendix.tex) up to this many configurations: a figure costs
 # about 0.2 s, which a 100-configuration report does not spend
@@ -338,6 +340,8 @@ def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False
              "interval's (+ A faster, - A slower, ~ the interval includes 1, = under the minimum effect); "
              "in parentheses where no statement over its range claims it. The statements above are the "
              "claims."]
+    if cmp["crosses"]:
+        notes.insert(0, cmp["crosses"][:1].upper() + cmp["crosses"][1:] + ".")
     if cmp["invalid_a"] or cmp["invalid_b"]:
         how = ("kept as asked" if cmp["invalid_included"] else "left out of this comparison")
         notes.append(f"Sizes whose payload check failed, {how}: {a.id}: "
@@ -452,9 +456,11 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             if p[side] not in by_id:
                 raise InputError(f"--compare {p['a']},{p['b']}: no configuration {p[side]!r} in these results "
                                  f"(the configurations: {', '.join(sorted(by_id))})")
-        if by_id[p["a"]].group != by_id[p["b"]].group:
+        if by_id[p["a"]].group != by_id[p["b"]].group and \
+                not crossing(by_id[p["a"]].group[0], by_id[p["b"]].group[0]):
             raise InputError(f"--compare {p['a']},{p['b']}: {p['a']} measures {' '.join(by_id[p['a']].group)} and "
-                             f"{p['b']} {' '.join(by_id[p['b']].group)}: only runs of one pattern and variant compare")
+                             f"{p['b']} {' '.join(by_id[p['b']].group)}: only runs of one pattern and variant compare "
+                             "(or a ping-pong and a put-with-notification: across the interface)")
     for m in manifests:  # the campaign's own: a configuration that did not run is said, not an error
         for p in m.get("compare", []):
             gone = [p[k] for k in ("a", "b") if p[k] not in by_id]
@@ -533,6 +539,11 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                      "note": e.get("note") or "", "stderr_tail": e.get("stderr_tail") or ""} for e in not_run],
         "methods": methods_section(configs, _software()),
         "study": study_section(study, configs) if study else None,
+        # the comparisons across the interface when some stack has the ping-pong and the
+        # put-with-notification, or such a pair was asked for (interface.py); no key otherwise
+        **({"interface": x} if (x := interface_section(configs, pairs, include_invalid, pdf_dir)) else {}),
+        # the LogGP table when some stack has its three patterns (docs/loggp.md); no key otherwise
+        **({"loggp": t} if (t := loggp_table(runs)) is not None else {}),
     }
 
 

@@ -49,7 +49,8 @@ cases = [
 if "ucx" in built:
     cases.append((["--transport", "ucx", "--transport-opt", "err_mode=maybe"], "expected err_mode=none|peer"))
 if "openmpi" in built:
-    cases.append((["--transport", "openmpi", "--transport-opt", "x=1"], "has no option 'x' (it takes: none"))
+    cases.append((["--transport", "openmpi", "--transport-opt", "x=1"], "has no option 'x' (it takes: sync=lock|fence|pscw"))
+    cases.append((["--transport", "openmpi", "--transport-opt", "sync=lazy"], "expected sync=lock|fence|pscw"))
 for args, msg in cases:
     p = vt.run(args + local, timeout=30)
     vt.check(p.returncode == 2, f"{' '.join(args)}: exit code 2 (got {p.returncode})")

@@ -118,6 +118,9 @@ vt.check(any(f.startswith("-I") and os.path.realpath(f[2:]) == os.path.realpath(
 abi = sh(["pkg-config", "--variable=transport_abi", "versus-transport"], env=penv).stdout.strip()
 header = open(os.path.join(inc, "transport.h"), encoding="utf-8").read()
 declared = re.search(r"^#define VS_TRANSPORT_ABI (\d+)$", header, re.M)
+oldest = re.search(r"^#define VS_TRANSPORT_ABI_OLDEST (\d+)$", header, re.M)
+vt.check(oldest is not None and int(oldest.group(1)) <= int(declared.group(1)),
+         "the header says which interfaces the runner still loads (VS_TRANSPORT_ABI_OLDEST)")
 vt.check(abi.isdigit() and declared and declared.group(1) == abi,
          f"versus-transport.pc records the transport ABI of the installed header ({abi}, "
          f"header: {declared and declared.group(1)})")
@@ -130,10 +133,13 @@ anchor = "    .progress = example_progress,\n"
 vt.check(anchor in code, "the example's ops table sets .progress (where the test adds an option table)")
 holes = code.replace(anchor, anchor + '    .options = (const vs_option_t[2]){{"a", VS_OPT_TEXT, NULL, 0, "x", "y"}},\n'
                      "    .n_options = 2,\n")
-# the example as it is, as if built for the next interface and for the one before, and with that table
+# the example as it is, as if built for the next interface and for the one before the oldest the runner
+# still loads, as an interface-4 module (its table ends before the one-sided operations), and with that table
 for variant, text in (("good", code),
                       ("newer", code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI + 1,")),
-                      ("older", code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI - 1,")),
+                      ("older", code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI_OLDEST - 1,")),
+                      ("four", code.replace(".abi = VS_TRANSPORT_ABI,", ".abi = VS_TRANSPORT_ABI_OLDEST,")
+                       .replace(".size = sizeof(vs_transport_ops_t),", ".size = VS_TRANSPORT_OPS_SIZE_4,")),
                       ("holes", holes)):
     os.makedirs(os.path.join(ext, variant))
     c_file = os.path.join(ext, variant, "example.c")
@@ -149,13 +155,19 @@ out = os.path.join(tmp, "example.jsonl")
 sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8,1K", "-i", "100", "--out", out, "--quiet"], env=genv)
 _, sizes, end = vt.read_jsonl(out)
 vt.check(len(sizes) == 2 and end.get("status") == "ok", "a run over the out-of-tree transport completes")
-for variant, built_for in (("newer", int(abi) + 1), ("older", int(abi) - 1)):
+for variant, built_for in (("newer", int(abi) + 1), ("older", int(oldest.group(1)) - 1)):
     p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8"], ok=(1, 2),
            env=dict(env, VERSUS_MODULE_PATH=os.path.join(ext, variant)))
     vt.check(f"was built for transport interface {built_for}, this runner speaks {abi}" in p.stderr
              and "rebuild it" in p.stderr,
              f"a module built for interface {built_for} ({variant}) is refused with the reason "
              f"({p.stderr.strip()[:200]})")
+fenv = dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "four"))
+sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8", "-i", "20", "--quiet"], env=fenv)
+p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-p", "put", "-s", "8"], ok=(77,), env=fenv)
+vt.check("has no one-sided operations" in p.stderr,
+         f"an interface-{oldest.group(1)} module runs pingpong and is refused for put with 77 and the reason "
+         f"({p.stderr.strip()[:200]})")
 p = sh([run, "-t", "example", "--launch", "local", "-n", "2", "-s", "8"], ok=(1, 2),
        env=dict(env, VERSUS_MODULE_PATH=os.path.join(ext, "holes")))
 vt.check(p.returncode == 2 and "row 1 of its 2 options has no key" in p.stderr,

@@ -1,6 +1,7 @@
 """Pattern options that make no sense are refused with exit 2 and a message, before anything runs.
 
-Claims: --window, --progress and --buffers are refused for patterns that do not use them;
+Claims: --window, --progress and --buffers are refused for patterns that do not use them (--window
+for put and get's latency variant too), a size other than 8 for atomic;
 --window outside 1..4096 and --progress values other than none / poll=N (N >= 1)
 are refused; --help lists every pattern; a valid combination gets past parsing
 (it then exits 2 only for the missing launcher, with a different message);
@@ -28,6 +29,9 @@ BAD = [
     (["--pattern", "stream", "--variant", "blocking"], "has no variant"),
     (["--pattern", "stream", "--buffers", "shared"], "--buffers applies to the pingpong"),
     (["--pattern", "pingpong", "--buffers", "one"], "--buffers expects 'separate' or 'shared'"),
+    (["--pattern", "put", "--window", "8"], "the bandwidth variant of put and get, not 'put' latency"),
+    (["--pattern", "atomic", "--sizes", "8,16"], "works on one 64-bit word: --sizes 8"),
+    (["--pattern", "putnotify", "--variant", "latency"], "has no variant"),
 ]
 
 for args, words in BAD:
@@ -35,7 +39,7 @@ for args, words in BAD:
     vt.check(p.returncode == 2 and words in p.stderr, f"{' '.join(args)}: exit 2 saying '{words}'")
 
 p = vt.run(["--help"], timeout=20)
-for name in ("pingpong", "overhead", "stream", "bistream", "doublebuffer"):
+for name in ("pingpong", "overhead", "stream", "bistream", "doublebuffer", "put", "get", "atomic", "putnotify"):
     vt.check(f"  {name} " in p.stdout, f"--help lists {name}")
 
 p = vt.run(["--transport", module, "--pattern", "doublebuffer", "--progress", "poll=64"], timeout=20)

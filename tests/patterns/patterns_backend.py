@@ -10,7 +10,7 @@ present, as long as samples_ns, positive integers; every size is "valid"
 its variant, "validate": true and its parameters (window, progress mode);
 the stdout table has the pattern's own columns and one row per size; and the
 numbers mean what they say: overhead's send + receive times add up to its
-round trip, no 1 MiB sample is faster than moving its bytes at 100 GB/s
+round trip (delayed: the iteration also holds at least 1 us of delay between them), no 1 MiB sample is faster than moving its bytes at 100 GB/s
 (the data really moved), the double buffer's compute-only time grows with
 the buffer and a 1 MiB pair takes at least the time of its sums.
 """
@@ -71,7 +71,7 @@ def main():
     _, launcher, base = prepare(label)
     d = vt.tmpdir()
 
-    for variant in ("blocking", "nonblocking"):
+    for variant in ("blocking", "nonblocking", "delayed"):
         run, by, out = run_pattern(label, launcher, base, "overhead", ["--variant", variant], d)
         vt.check(run["variant"] == variant, f"overhead: variant {variant} recorded")
         vt.check("Send [us]" in out and "Recv [us]" in out, "overhead table shows send and receive times")
@@ -79,6 +79,12 @@ def main():
             vt.check(positive_ints(s["send_ns"]) and positive_ints(s["recv_ns"])
                      and len(s["send_ns"]) == len(s["recv_ns"]) == s["iterations"],
                      f"overhead {b} B: send_ns and recv_ns, one per sample")
+            if variant == "delayed":
+                # the iteration also holds the delay (twice the warm-up's round trip) before the receive
+                low_spin = min(t - (a + r) for t, a, r in zip(s["samples_ns"], s["send_ns"], s["recv_ns"]))
+                vt.check(low_spin >= 1000, f"overhead delayed {b} B: at least 1 us between the send and the receive "
+                         f"in every sample (least {low_spin} ns)")
+                continue
             gap = max(abs(t - (a + r)) for t, a, r in zip(s["samples_ns"], s["send_ns"], s["recv_ns"]))
             vt.check(gap <= 2, f"overhead {b} B: send + receive = round trip per sample (max gap {gap} ns)")
         moved(by[1 << 20], 2 << 20, f"overhead {variant} 1 MiB round trip")

@@ -17,6 +17,12 @@ peer reported as -ECONNRESET.  With --expect-shm-mapping every buffer is
 registered as versus-run registers it and shm must also report single copies
 (an eleventh claim).  With --truncation-ends-stream one short receive is
 checked, and not what follows it (a claim fewer).
+
+With --rma the one-sided operations are checked instead (seven claims per rank:
+exposure, then puts, gets and atomics each way).  The suite runs it for the modules
+whose Meson declaration does not say 'one_sided': false (VERSUS_ONE_SIDED_MODULES);
+for those a skip is a failure.  Run by hand on another module, one without the
+operations skips (77) with the harness's SKIP line as the reason.
 """
 import os
 import subprocess
@@ -48,6 +54,8 @@ def main():
     except subprocess.TimeoutExpired:
         vstest.fail(f"transport_check did not finish within 300 s: {' '.join(cmd)}")
     vstest.log(f"rc={p.returncode}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}---")
+    if "--rma" in args:
+        return check_rma(p, name)
     vstest.check(p.returncode == 0, "both ranks exit 0")
     oks = [ln for ln in p.stdout.splitlines() if ": ok: " in ln]
     if "--peer-death" in args:
@@ -60,6 +68,23 @@ def main():
             want = 10 + ("--expect-shm-mapping" in args) - ("--truncation-ends-stream" in args)
             vstest.check(len(mine) == want, f"rank {rank} passed all {want} checks (got {len(mine)})")
         vstest.check("module says:" in p.stderr, "-EMSGSIZE came with the module's explanation")
+    return 0
+
+
+def check_rma(p, name):
+    skips = [ln for ln in p.stdout.splitlines() if ln.startswith("SKIP")]
+    declared = [m for m in os.environ.get("VERSUS_ONE_SIDED_MODULES", "").split(",") if m]
+    if p.returncode == vstest.SKIP:
+        vstest.check(bool(skips), "a skip of the one-sided check says why")
+        vstest.check(name not in declared, f"{name} is declared with one-sided operations (its Meson "
+                     f"'one_sided' key) and must pass the check, not skip: {skips[0]}")
+        print(skips[0], flush=True)
+        return vstest.SKIP
+    vstest.check(p.returncode == 0 and not skips, "both ranks exit 0")
+    oks = [ln for ln in p.stdout.splitlines() if ": ok: " in ln]
+    for rank in (0, 1):
+        mine = [ln for ln in oks if ln.startswith(f"rank {rank}:")]
+        vstest.check(len(mine) == 7, f"rank {rank} passed all 7 one-sided checks (got {len(mine)})")
     return 0
 
 

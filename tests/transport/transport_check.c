@@ -7,14 +7,22 @@
  * for forever.
  *
  * usage: transport_check MODULE.so [--max BYTES] [--peer-death] [--register]
- *                        [--expect-shm-mapping] [--truncation-ends-stream] [KEY=VALUE]...
+ *                        [--expect-shm-mapping] [--truncation-ends-stream] [--rma] [KEY=VALUE]...
  * --register allocates every buffer as versus-run does (whole pages) and
  * registers it with the module (mem_reg); --expect-shm-mapping then also
  * demands that each rank hold a read-only mapping of a peer's buffer named
  * versus-shm-buffer (/proc/self/maps): shm's single copy.
  * --truncation-ends-stream checks one short receive, last, and not what
  * follows it: for a library whose stream from that peer stops after a
- * truncation (the backend says why in its meson.build).  A parent forks
+ * truncation (the backend says why in its meson.build).
+ * --rma checks the one-sided operations instead (interface 5): each rank
+ * exposes two buffers and attaches the peer's; each way, puts of 0 B to 4 MiB
+ * (offsets 0 and odd) are checked at the target after the origin's END and
+ * the source is reused as soon as a put completes, gets are checked at the
+ * origin as soon as they complete, and fetch-and-add and compare-and-swap
+ * return the word before.  A module without them (VS_HAS_RMA), or one that
+ * refuses them here (-ENOTSUP from rma_expose, its reason through
+ * host->error), exits 77 with a SKIP line.  A parent forks
  * both ranks (as versus-run's local launcher does) and reaps them; the ranks
  * meet through a socketpair bootstrap.  A module that brings its own
  * bootstrap (MPI) is started by its launcher instead, one process per rank.  Exit 0 when
@@ -26,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +56,7 @@ typedef struct check {
     vs_mem_t sbuf, rbuf;
     int last_error_seen;
     int reg;         /* --register */
+    int connected;   /* connect returned: the pair bootstrap drives progress while it waits */
 } check_t;
 
 static int io_full(int fd, void *buf, size_t n, int writing)
@@ -60,11 +70,34 @@ static int io_full(int fd, void *buf, size_t n, int writing)
     return 0;
 }
 
+/* Until the peer's bytes are there, drive the module's progress as versus-run's
+ * bootstrap does while it waits (core/idle.h): often at first, then between
+ * sleeps of 1, 2, 4 ... 64 ms.  A library may still have work of a completed
+ * operation queued for the peer (a rendezvous acknowledgement that found its
+ * queue full), which only progress sends; a rank blocked in read() would hold it
+ * back, and the peer would wait for it for ever. */
+static int wait_readable(check_t *c)
+{
+    int ms = 0;
+    for (long spins = 0;; spins++) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        int k = poll(&p, 1, ms);
+        if (k > 0)
+            return 0;
+        if (k < 0 && errno != EINTR)
+            return -EIO;
+        if (c->connected && c->ops->progress)
+            c->ops->progress(c->t);
+        if (spins >= 1000)
+            ms = ms ? (ms < 64 ? ms * 2 : 64) : 1;
+    }
+}
+
 static int pair_exchange(vs_bootstrap_t *bs, const void *mine, void *all, size_t len)
 {
     check_t *c = bs->ctx;
     memcpy((char *)all + (size_t)bs->rank * len, mine, len);
-    if (io_full(c->fd, (void *)mine, len, 1))
+    if (io_full(c->fd, (void *)mine, len, 1) || wait_readable(c))
         return -EIO;
     return io_full(c->fd, (char *)all + (size_t)(1 - bs->rank) * len, len, 0);
 }
@@ -418,8 +451,304 @@ static int check_peer_death(check_t *c)
     return 0;
 }
 
+/* ---- one-sided (--rma) ------------------------------------------------------ */
+
+#define RMA_WIN (4194304 + 4096) /* the largest put (4 MiB) at an odd offset, with room */
+#define RMA_TAG_DONE 21
+#define RMA_WORD_OFF 16          /* the atomics' word in the second exposed buffer */
+
+typedef struct rma_blob {
+    int32_t rc;      /* rma_expose's: both ranks skip when either was refused */
+    uint32_t len;
+    unsigned char blob[VS_RMA_BLOB_BYTES];
+} rma_blob_t;
+
+/* Whole pages, as core allocates them. */
+static vs_mem_t rma_buf(size_t len)
+{
+    size_t bytes = (len + 4095) / 4096 * 4096;
+    vs_mem_t m = {aligned_alloc(4096, bytes), bytes, NULL};
+    if (m.addr)
+        memset(m.addr, 0xee, bytes);
+    return m;
+}
+
+static void rma_buf_free(check_t *c, vs_mem_t *m)
+{
+    if (m->addr && c->ops->mem_dereg)
+        c->ops->mem_dereg(c->t, m);
+    free(m->addr);
+    m->addr = NULL;
+}
+
+/* The target waits for the origin's word that the access is over: through
+ * the module's own receive, so that a library which emulates one-sided
+ * operations with messages is progressed meanwhile. */
+static int rma_done(check_t *c, int origin)
+{
+    unsigned char b[8] = {1};
+    vs_mem_t tok = {b, sizeof b, NULL};
+    if (c->rank != origin)
+        return recv_wait(c, &tok, 1, 1 - c->rank, RMA_TAG_DONE);
+    vs_req_t req;
+    int rc = c->ops->post_send(c->t, &tok, 1, 1 - c->rank, RMA_TAG_DONE, &req);
+    return rc ? rc : c->ops->wait(c->t, &req);
+}
+
+/* The first byte of [from, to) that is not 0xee, or to. */
+static size_t first_touched(const unsigned char *b, size_t from, size_t to)
+{
+    while (from < to && b[from] == 0xee)
+        from++;
+    return from;
+}
+
+static int rma_epoch(check_t *c, int origin, int phase)
+{
+    return c->ops->rma_epoch(c->t, 1 - c->rank, c->rank == origin ? VS_RMA_ORIGIN : VS_RMA_TARGET, phase);
+}
+
+/* The target's side of one access: open and close it, wait for the origin's
+ * word, make the bytes visible. */
+static int rma_target_side(check_t *c, int origin, vs_mem_t *exposed)
+{
+    int rc;
+    if ((rc = rma_epoch(c, origin, VS_RMA_BEGIN)) || (rc = rma_epoch(c, origin, VS_RMA_END)) ||
+        (rc = rma_done(c, origin)) || (c->ops->rma_sync && (rc = c->ops->rma_sync(c->t, exposed))))
+        return rc;
+    return 0;
+}
+
+static int rma_wait(check_t *c, vs_req_t *req, int nonblocking)
+{
+    int rc = 0, done = 0;
+    if (!nonblocking)
+        return c->ops->wait(c->t, req);
+    while (!rc && !done)
+        rc = c->ops->test(c->t, req, &done);
+    return rc;
+}
+
+static const size_t rma_sizes[] = {0, 1, 3, 7, 8, 63, 64, 65, 4095, 4096, 4097, 65536, 65537, 1048579, 4194304};
+
+/* Put of every size from origin into the target's window, at offset 0 and at
+ * odd offsets on both sides, checked at the target after the origin's END:
+ * the bytes, and the bytes around them untouched.  The source is overwritten
+ * as soon as the put is complete (a complete put may reuse its buffer). */
+static int check_rma_put(check_t *c, int origin, vs_mem_t *win, vs_mem_t *src, const vs_rmem_t *rwin)
+{
+    const int peer = 1 - c->rank;
+    int rc;
+    for (size_t i = 0; i < sizeof rma_sizes / sizeof rma_sizes[0]; i++) {
+        for (int odd = 0; odd < 2; odd++) {
+            size_t len = rma_sizes[i], loff = odd ? 3 : 0, roff = odd ? 4096 - 5 : 0;
+            if (c->rank != origin)
+                memset(win->addr, 0xee, win->len);
+            else
+                fill((unsigned char *)src->addr + loff, len, origin);
+            if ((rc = c->bs->barrier(c->bs)))
+                FAIL(c, "barrier");
+            if (c->rank == origin) {
+                vs_req_t req;
+                if ((rc = rma_epoch(c, origin, VS_RMA_BEGIN)) ||
+                    (rc = c->ops->put(c->t, src, loff, len, peer, rwin, roff, &req)) ||
+                    (rc = rma_wait(c, &req, (int)(i & 1))))
+                    FAIL(c, "put of %zu B at offsets %zu/%zu: %s", len, loff, roff, strerror(-rc));
+                memset(src->addr, 0x55, len + loff); /* complete: the buffer is the origin's again */
+                if ((rc = rma_epoch(c, origin, VS_RMA_END)) || (rc = rma_done(c, origin)))
+                    FAIL(c, "ending the access of a %zu B put: %s", len, strerror(-rc));
+            } else {
+                if ((rc = rma_target_side(c, origin, win)))
+                    FAIL(c, "target of a %zu B put: %s", len, strerror(-rc));
+                const unsigned char *w = win->addr;
+                if (verify(c, w + roff, len, origin, "put, at the target after the origin's END"))
+                    return 1;
+                size_t before = first_touched(w, 0, roff), after = first_touched(w, roff + len, win->len);
+                if (before < roff || after < win->len)
+                    FAIL(c, "a %zu B put at offset %zu wrote byte %zu outside it", len, roff,
+                         before < roff ? before : after);
+            }
+        }
+    }
+    if (c->bs->barrier(c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: puts from rank %d of 0 B to 4 MiB (offsets 0 and odd) intact at the target after END, "
+           "nothing around them touched\n", c->rank, origin);
+    return 0;
+}
+
+/* Get of every size from the target's window, checked at the origin as soon
+ * as the get is complete (before its END). */
+static int check_rma_get(check_t *c, int origin, vs_mem_t *win, vs_mem_t *dst, const vs_rmem_t *rwin)
+{
+    const int peer = 1 - c->rank;
+    int rc;
+    for (size_t i = 0; i < sizeof rma_sizes / sizeof rma_sizes[0]; i++) {
+        for (int odd = 0; odd < 2; odd++) {
+            size_t len = rma_sizes[i], loff = odd ? 4096 - 5 : 0, roff = odd ? 3 : 0;
+            if (c->rank != origin)
+                fill((unsigned char *)win->addr + roff, len, c->rank);
+            else
+                memset(dst->addr, 0xee, dst->len);
+            if ((rc = c->bs->barrier(c->bs)))
+                FAIL(c, "barrier");
+            if (c->rank == origin) {
+                vs_req_t req;
+                if ((rc = rma_epoch(c, origin, VS_RMA_BEGIN)) ||
+                    (rc = c->ops->get(c->t, dst, loff, len, peer, rwin, roff, &req)) ||
+                    (rc = rma_wait(c, &req, (int)(i & 1))))
+                    FAIL(c, "get of %zu B at offsets %zu/%zu: %s", len, loff, roff, strerror(-rc));
+                const unsigned char *d = dst->addr;
+                if (verify(c, d + loff, len, peer, "get, at the origin once complete"))
+                    return 1;
+                if ((loff && d[loff - 1] != 0xee) || d[loff + len] != 0xee)
+                    FAIL(c, "a %zu B get at offset %zu wrote past its bytes", len, loff);
+                if ((rc = rma_epoch(c, origin, VS_RMA_END)) || (rc = rma_done(c, origin)))
+                    FAIL(c, "ending the access of a %zu B get: %s", len, strerror(-rc));
+            } else if ((rc = rma_target_side(c, origin, win))) {
+                FAIL(c, "target of a %zu B get: %s", len, strerror(-rc));
+            }
+        }
+    }
+    if (c->bs->barrier(c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: gets by rank %d of 0 B to 4 MiB (offsets 0 and odd) intact at the origin once "
+           "complete\n", c->rank, origin);
+    return 0;
+}
+
+/* Fetch-and-add and compare-and-swap on one word of the target: each result
+ * is the word before, a failed compare leaves the word, a carry crosses 32
+ * bits, and the words beside it are untouched. */
+static int check_rma_atomics(check_t *c, int origin, vs_mem_t *amo, const vs_rmem_t *ramo)
+{
+    const int peer = 1 - c->rank;
+    uint64_t *w = (uint64_t *)((unsigned char *)amo->addr + RMA_WORD_OFF);
+    const uint64_t start = UINT64_C(0xffffffff) + (uint64_t)origin, beside = UINT64_C(0x0123456789abcdef);
+    int rc;
+    if (!c->ops->atomic) {
+        printf("rank %d: ok: no atomic operation offered (atomic is NULL): the atomic patterns refuse "
+               "this module\n", c->rank);
+        return 0;
+    }
+    if (c->rank != origin) {
+        w[-1] = beside;
+        w[0] = start;
+        w[1] = ~beside;
+    }
+    if ((rc = c->bs->barrier(c->bs)))
+        FAIL(c, "barrier");
+    if (c->rank == origin) {
+        static const struct {
+            int op;
+            uint64_t operand, compare;
+        } steps[] = {
+            {VS_AMO_FADD, 1, 0},                     /* start + 1: a carry past 32 bits */
+            {VS_AMO_FADD, UINT64_C(0x100000000), 0}, /* + 2^32 */
+            {VS_AMO_CSWAP, 42, 7},                   /* the compare fails: the word stays */
+            {VS_AMO_CSWAP, 42, 0},                   /* the compare (the word, below) holds: 42 */
+            {VS_AMO_FADD, (uint64_t)-2, 0},          /* 42 - 2, wrapping */
+        };
+        uint64_t word = start;
+        if ((rc = rma_epoch(c, origin, VS_RMA_BEGIN)))
+            FAIL(c, "opening the atomics' access: %s", strerror(-rc));
+        for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+            uint64_t compare = steps[s].op == VS_AMO_CSWAP && s == 3 ? word : steps[s].compare;
+            uint64_t result = UINT64_C(0xdeadbeefdeadbeef);
+            vs_req_t req;
+            if ((rc = c->ops->atomic(c->t, steps[s].op, steps[s].operand, compare, &result, peer, ramo,
+                                     RMA_WORD_OFF, &req)) ||
+                (rc = rma_wait(c, &req, (int)(s & 1))))
+                FAIL(c, "atomic step %zu (%s): %s", s, steps[s].op == VS_AMO_FADD ? "fetch-and-add" : "compare-and-swap",
+                     strerror(-rc));
+            if (result != word)
+                FAIL(c, "%s step %zu returned %#llx, the word was %#llx",
+                     steps[s].op == VS_AMO_FADD ? "fetch-and-add" : "compare-and-swap", s,
+                     (unsigned long long)result, (unsigned long long)word);
+            if (steps[s].op == VS_AMO_FADD)
+                word += steps[s].operand;
+            else if (compare == word)
+                word = steps[s].operand;
+        }
+        if ((rc = rma_epoch(c, origin, VS_RMA_END)) || (rc = rma_done(c, origin)))
+            FAIL(c, "ending the atomics' access: %s", strerror(-rc));
+    } else {
+        if ((rc = rma_target_side(c, origin, amo)))
+            FAIL(c, "target of the atomics: %s", strerror(-rc));
+        if (w[0] != 40 || w[-1] != beside || w[1] != ~beside)
+            FAIL(c, "after the atomics the word is %#llx (want 0x28), beside it %#llx and %#llx (untouched: %#llx, %#llx)",
+                 (unsigned long long)w[0], (unsigned long long)w[-1], (unsigned long long)w[1],
+                 (unsigned long long)beside, (unsigned long long)~beside);
+    }
+    if (c->bs->barrier(c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: fetch-and-add and compare-and-swap by rank %d return the word before, a failed "
+           "compare leaves it, 64-bit carries, the words beside untouched\n", c->rank, origin);
+    return 0;
+}
+
+/* Expose a window and the atomics' buffer on both ranks, attach the peer's,
+ * then put, get and atomics each way.  77 when the module refuses (its reason
+ * came through host->error). */
+static int check_rma(check_t *c)
+{
+    const int peer = 1 - c->rank;
+    vs_mem_t win = rma_buf(RMA_WIN), amo = rma_buf(4096), loc = rma_buf(RMA_WIN);
+    if (!win.addr || !amo.addr || !loc.addr)
+        FAIL(c, "out of memory");
+    vs_mem_t *exposed[2] = {&win, &amo};
+    vs_rmem_t remote[2];
+    rma_blob_t *mine = calloc(1, sizeof *mine), *all = calloc(2, sizeof *all);
+    if (!mine || !all)
+        FAIL(c, "out of memory");
+    for (int b = 0; b < 2; b++) {
+        size_t len = VS_RMA_BLOB_BYTES;
+        memset(mine, 0, sizeof *mine);
+        mine->rc = c->ops->rma_expose(c->t, exposed[b], mine->blob, &len);
+        if (!mine->rc && (len == 0 || len > VS_RMA_BLOB_BYTES))
+            FAIL(c, "rma_expose used %zu B of a %d B blob", len, VS_RMA_BLOB_BYTES);
+        mine->len = (uint32_t)len;
+        if (c->bs->exchange(c->bs, mine, all, sizeof *mine))
+            FAIL(c, "exchanging the blobs");
+        int theirs = all[peer].rc;
+        if (mine->rc == -ENOTSUP || mine->rc == -ENODEV || theirs == -ENOTSUP || theirs == -ENODEV) {
+            printf("SKIP rank %d: %s refuses one-sided operations here (%s on rank %d; the module's reason "
+                   "is above)\n", c->rank, c->ops->name, strerror(-(mine->rc ? mine->rc : theirs)),
+                   mine->rc ? c->rank : peer);
+            fflush(stdout);
+            return 77;
+        }
+        if (mine->rc || theirs)
+            FAIL(c, "rma_expose: %s (rank %d)", strerror(-(mine->rc ? mine->rc : theirs)), mine->rc ? c->rank : peer);
+        int rc = c->ops->rma_attach(c->t, peer, all[peer].blob, all[peer].len, &remote[b]);
+        if (rc)
+            FAIL(c, "rma_attach of rank %d's blob: %s", peer, strerror(-rc));
+        if (remote[b].len < exposed[b]->len)
+            FAIL(c, "rma_attach: the peer exposed %zu B, the blob says %zu B", exposed[b]->len, remote[b].len);
+    }
+    free(mine);
+    free(all);
+    if (c->bs->barrier(c->bs))
+        FAIL(c, "barrier");
+    printf("rank %d: ok: two buffers exposed and the peer's attached (blobs of at most %d B)\n", c->rank,
+           VS_RMA_BLOB_BYTES);
+    for (int origin = 0; origin < 2; origin++)
+        if (check_rma_put(c, origin, &win, &loc, &remote[0]) || check_rma_get(c, origin, &win, &loc, &remote[0]) ||
+            check_rma_atomics(c, origin, &amo, &remote[1]))
+            return 1;
+    if (c->ops->rma_release)
+        for (int b = 0; b < 2; b++)
+            c->ops->rma_release(c->t, &remote[b]);
+    if (c->bs->barrier(c->bs))
+        FAIL(c, "barrier");
+    rma_buf_free(c, &win);
+    rma_buf_free(c, &amo);
+    rma_buf_free(c, &loc);
+    return 0;
+}
+
 static int rank_main(const vs_transport_ops_t *ops, int rank, int fd, size_t max, int peer_death, int reg, int expect_map,
-                     int trunc_ends, const vs_opt_value_t *opts)
+                     int trunc_ends, int rma, const vs_opt_value_t *opts)
 {
     check_t c = {.ops = ops, .fd = fd, .rank = rank, .reg = reg};
     vs_host_t host = {.core = &c, .error = host_error, .debug = host_debug};
@@ -439,6 +768,13 @@ static int rank_main(const vs_transport_ops_t *ops, int rank, int fd, size_t max
     }
     if ((rc = c.ops->connect(c.t, c.bs)))
         FAIL(&c, "connect: %s", strerror(-rc));
+    c.connected = 1;
+    if (rma) {
+        rc = check_rma(&c);
+        if (rc != 1)
+            c.ops->close(c.t);
+        return rc;
+    }
     c.sbuf = buf_new(&c, max + 1);
     c.rbuf = buf_new(&c, max + 1);
     if (!c.sbuf.addr || !c.rbuf.addr)
@@ -463,15 +799,18 @@ static int rank_main(const vs_transport_ops_t *ops, int rank, int fd, size_t max
     return 0;
 }
 
-/* The module's ops table (loaded once, before any rank is forked, as versus-run does). */
+/* The module's ops table (loaded once, before any rank is forked, as versus-run does): of
+ * an interface from VS_TRANSPORT_ABI_OLDEST to VS_TRANSPORT_ABI, whose table is at least as
+ * long as that interface's (an interface-4 table ends before the one-sided operations). */
 static const vs_transport_ops_t *load(const char *path)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     vs_transport_entry_fn entry = h ? (vs_transport_entry_fn)dlsym(h, VS_TRANSPORT_ENTRY_SYMBOL) : NULL;
     const vs_transport_ops_t *ops = entry ? entry() : NULL;
-    if (!ops || ops->abi != VS_TRANSPORT_ABI) {
-        fprintf(stderr, "FAIL: %s is not a versus transport module of interface %d%s%s\n", path,
-                VS_TRANSPORT_ABI, h ? "" : ": ", h ? "" : dlerror());
+    if (!ops || ops->abi < VS_TRANSPORT_ABI_OLDEST || ops->abi > VS_TRANSPORT_ABI ||
+        ops->size < (ops->abi == VS_TRANSPORT_ABI ? sizeof *ops : VS_TRANSPORT_OPS_SIZE_4)) {
+        fprintf(stderr, "FAIL: %s is not a versus transport module of interface %d to %d%s%s\n", path,
+                VS_TRANSPORT_ABI_OLDEST, VS_TRANSPORT_ABI, h ? "" : ": ", h ? "" : dlerror());
         return NULL;
     }
     return ops;
@@ -501,12 +840,12 @@ static vs_opt_value_t *option_values(const vs_transport_ops_t *ops, const vs_kv_
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s MODULE.so [--max BYTES] [--peer-death] [--register] [--expect-shm-mapping] [--truncation-ends-stream] [KEY=VALUE]...\n",
+        fprintf(stderr, "usage: %s MODULE.so [--max BYTES] [--peer-death] [--register] [--expect-shm-mapping] [--truncation-ends-stream] [--rma] [KEY=VALUE]...\n",
                 argv[0]);
         return 2;
     }
     size_t max = 4194305, nkv = 0;
-    int peer_death = 0, reg = 0, expect_map = 0, trunc_ends = 0;
+    int peer_death = 0, reg = 0, expect_map = 0, trunc_ends = 0, rma = 0;
     vs_kv_t kv[16];
     for (int i = 2; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
@@ -520,6 +859,8 @@ int main(int argc, char **argv)
             expect_map = reg = 1;
         else if (!strcmp(argv[i], "--truncation-ends-stream"))
             trunc_ends = 1;
+        else if (!strcmp(argv[i], "--rma"))
+            rma = 1;
         else if (eq && nkv < 16) {
             *eq = '\0';
             kv[nkv++] = (vs_kv_t){argv[i], eq + 1};
@@ -531,13 +872,20 @@ int main(int argc, char **argv)
     const vs_transport_ops_t *ops = load(argv[1]);
     if (!ops)
         return 1;
+    if (rma && !VS_HAS_RMA(ops)) {
+        printf("SKIP: %s has no one-sided operations (interface %u, an ops table of %u B%s): the one-sided "
+               "patterns refuse it\n", ops->name, (unsigned)ops->abi, (unsigned)ops->size,
+               ops->size > offsetof(vs_transport_ops_t, rma_epoch) ? ", rma_expose/attach, put, get or rma_epoch NULL"
+                                                                    : ", ending before them");
+        return 77;
+    }
     vs_opt_value_t *opts = option_values(ops, kv, nkv);
     if (!opts)
         return 2;
     if (ops->bootstrap) {
         /* this process is one rank of the module's launcher */
         alarm(HANG_LIMIT_S);
-        int rc = rank_main(ops, -1, -1, max, peer_death, reg, expect_map, trunc_ends, opts);
+        int rc = rank_main(ops, -1, -1, max, peer_death, reg, expect_map, trunc_ends, rma, opts);
         fflush(stdout);
         free(opts);
         return rc;
@@ -557,27 +905,32 @@ int main(int argc, char **argv)
             close(sv[1 - r]);
             alarm(HANG_LIMIT_S);
             fflush(stdout);
-            int rc = rank_main(ops, r, sv[r], max, peer_death, reg, expect_map, trunc_ends, opts);
+            int rc = rank_main(ops, r, sv[r], max, peer_death, reg, expect_map, trunc_ends, rma, opts);
             fflush(stdout);
             _exit(rc);
         }
     }
     close(sv[0]);
     close(sv[1]);
-    int worst = 0;
+    int worst = 0, skipped = 0;
     for (int n = 0; n < 2; n++) {
         int st;
         pid_t who = wait(&st);
         int r = who == pid[0] ? 0 : 1;
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (code) {
+        if (code == 77 && rma) {
+            skipped++;
+        } else if (code) {
             fprintf(stderr, "rank %d %s %d\n", r, WIFEXITED(st) ? "exited with" : "killed by signal",
                     WIFEXITED(st) ? code : WTERMSIG(st));
-            worst = 1;
             if (code == 128 + SIGALRM)
                 fprintf(stderr, "FAIL: rank %d hung for %d s\n", r, HANG_LIMIT_S);
+            /* one-sided: the other rank waits for a word that will not come */
+            if (rma && !worst && n == 0)
+                kill(pid[1 - r], SIGKILL);
+            worst = 1;
         }
     }
     free(opts);
-    return worst;
+    return worst ? worst : skipped == 2 ? 77 : skipped ? 1 : 0;
 }

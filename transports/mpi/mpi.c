@@ -26,7 +26,24 @@
 
 #define IS_OPENMPI (VS_MPI_FLAVOUR[0] == 'o')
 
-_Static_assert(sizeof(MPI_Request) <= VS_REQ_BYTES, "MPI_Request must fit in vs_req_t");
+/* One-sided synchronisation (--transport-opt sync=...): how rma_epoch maps onto MPI. */
+enum { SYNC_LOCK, SYNC_FENCE, SYNC_PSCW };
+static const char *const sync_names[] = {"lock", "fence", "pscw"};
+
+/* One window per exposed buffer, created on every rank in the same order
+ * (rma_expose's contract), so that its index names the same window on both. */
+typedef struct mpi_win {
+    MPI_Win win;
+    MPI_Group group;     /* pscw: the peer alone */
+    const void *base;
+    size_t len;
+    uint32_t index;
+    int peer;            /* attached: the rank whose blob named this window, else -1 */
+    int freed;
+    int checked;         /* fence, pscw: both sides agreed that they open epochs */
+    uint64_t issued;     /* lock: operations issued on the window */
+    uint64_t flushed;    /* lock: `issued` at the last MPI_Win_flush */
+} mpi_win_t;
 
 struct vs_transport {
     const vs_host_t *host;
@@ -34,7 +51,24 @@ struct vs_transport {
     int rank, size;
     int all_local;          /* every rank on this host */
     int initialized_here;
+    int sync;               /* SYNC_* */
+    MPI_Comm rma_comm;      /* the windows' first-access handshake (MPI_COMM_NULL until needed) */
+    mpi_win_t **wins;
+    uint32_t n_wins, cap_wins;
 };
+
+/* What a vs_req_t holds: a point-to-point request, or a one-sided operation
+ * that completes with the window's next flush (lock) or at the end of its
+ * epoch (fence, pscw: MPI has no request for active-target operations). */
+enum { REQ_P2P = 0, REQ_FLUSH = 1, REQ_EPOCH = 2 };
+typedef struct mpi_req {
+    MPI_Request r;
+    int kind;
+    mpi_win_t *w;
+    uint64_t seq;                 /* REQ_FLUSH: done once w->flushed reaches it */
+    uint64_t operand, compare;    /* an atomic's origin words, alive until it completes */
+} mpi_req_t;
+_Static_assert(sizeof(mpi_req_t) <= VS_REQ_BYTES, "the MPI request must fit in vs_req_t");
 
 /* Convert an MPI error code, keeping MPI's message. */
 static int mpi_fail(vs_transport_t *t, int code, const char *what)
@@ -144,9 +178,16 @@ static int bs_gather(vs_bootstrap_t *bs, const void *mine, void *all, size_t len
     return MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
 }
 
+enum { MPI_OPT_SYNC, MPI_N_OPTS };
+static const vs_option_t mpi_options[MPI_N_OPTS] = {
+    /* the library itself is tuned with OMPI_MCA_*, MPIR_CVAR_*, UCX_* */
+    [MPI_OPT_SYNC] = {"sync", VS_OPT_CHOICE, "lock|fence|pscw", 0, "lock",
+                      "one-sided epochs: lock (lock_all once, MPI_Win_flush per access), fence "
+                      "(MPI_Win_fence around each access) or pscw (start/complete, post/wait)"},
+};
+
 static int mpi_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
 {
-    (void)opts; /* none: core refuses every key (tune MPI with OMPI_MCA_*, MPIR_CVAR_*, UCX_*) */
     int rc = check_launcher(host);
     if (rc)
         return rc;
@@ -154,6 +195,9 @@ static int mpi_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transp
     if (!t)
         return -ENOMEM;
     t->host = host;
+    /* parsed by core against mpi_options: "lock" when not given */
+    t->sync = opts ? (int)opts[MPI_OPT_SYNC].choice : SYNC_LOCK;
+    t->rma_comm = MPI_COMM_NULL;
     int flag = 0;
     MPI_Initialized(&flag);
     if (!flag) {
@@ -185,8 +229,19 @@ static int mpi_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transp
     return 0;
 }
 
+static void win_free(vs_transport_t *t, mpi_win_t *w);
+
 static void mpi_close(vs_transport_t *t)
 {
+    /* windows rma_release left (more than two ranks: see there), in creation order on every rank */
+    for (uint32_t i = 0; i < t->n_wins; i++)
+        if (!t->wins[i]->freed)
+            win_free(t, t->wins[i]);
+    for (uint32_t i = 0; i < t->n_wins; i++)
+        free(t->wins[i]);
+    free(t->wins);
+    if (t->rma_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&t->rma_comm);
     /* Into MPI_Finalize together, from a barrier that polls: MPICH 4.0 over UCX closes its
      * endpoints and then waits in the PMI barrier without driving UCX, so a rank that arrives
      * late (the sleeping barrier above can let one wake a scheduler tick after the other) may
@@ -392,6 +447,7 @@ static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
     MPI_Get_version(&major, &minor);
     info->n_attrs = 0;
     vs_info_attr(info, "mpi_standard", "%d.%d", major, minor);
+    vs_info_attr(info, "rma_sync", "%s", sync_names[t->sync]);
     if (IS_OPENMPI) {
         const char *pml = getenv("OMPI_MCA_pml"), *btl = getenv("OMPI_MCA_btl");
         snprintf(info->provider, sizeof info->provider, "pml=%s btl=%s", pml ? pml : "default", btl ? btl : "default");
@@ -426,28 +482,39 @@ static int mpi_query(vs_transport_t *t, vs_transport_info_t *info)
     return 0;
 }
 
-static inline MPI_Request *req_of(vs_req_t *r) { return (MPI_Request *)r->opaque; }
+static inline mpi_req_t *mreq(vs_req_t *r) { return (mpi_req_t *)r->opaque; }
+static inline MPI_Request *req_of(vs_req_t *r) { return &mreq(r)->r; }
 
 static int mpi_post_send(vs_transport_t *t, const vs_mem_t *m, size_t len, int peer, uint64_t tag, vs_req_t *req)
 {
+    mreq(req)->kind = REQ_P2P;
     int rc = MPI_Isend(m->addr, (int)len, MPI_BYTE, peer, (int)tag, MPI_COMM_WORLD, req_of(req));
     return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Isend");
 }
 
 static int mpi_post_recv(vs_transport_t *t, vs_mem_t *m, size_t len, int peer, uint64_t tag, vs_req_t *req)
 {
+    mreq(req)->kind = REQ_P2P;
     int rc = MPI_Irecv(m->addr, (int)len, MPI_BYTE, peer, (int)tag, MPI_COMM_WORLD, req_of(req));
     return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Irecv");
 }
 
+static int rma_complete(vs_transport_t *t, mpi_req_t *q);
+
 static int mpi_test(vs_transport_t *t, vs_req_t *req, int *done)
 {
+    if (mreq(req)->kind != REQ_P2P) {
+        *done = 1;
+        return rma_complete(t, mreq(req));
+    }
     int rc = MPI_Test(req_of(req), done, MPI_STATUS_IGNORE);
     return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Test");
 }
 
 static int mpi_wait(vs_transport_t *t, vs_req_t *req)
 {
+    if (mreq(req)->kind != REQ_P2P)
+        return rma_complete(t, mreq(req));
     int rc = MPI_Wait(req_of(req), MPI_STATUS_IGNORE);
     return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Wait");
 }
@@ -471,6 +538,309 @@ static int mpi_recv(vs_transport_t *t, vs_mem_t *m, size_t len, int peer, uint64
     return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Recv");
 }
 
+/* ---- One-sided (interface 5): MPI windows.
+ *
+ * rma_expose creates a window over the buffer core allocated (MPI_Win_create
+ * on MPI_COMM_WORLD: every rank exposes the same buffers in the same order,
+ * so the collective creation matches up), the blob carries its index, and
+ * rma_attach finds the same window by it.  The synchronisation is the sync
+ * option:
+ *   lock   MPI_Win_lock_all once at expose; an operation completes with
+ *          MPI_Win_flush to its peer (test/wait), origin END flushes what is
+ *          still unflushed, the target does nothing but MPI_Win_sync
+ *          (rma_sync); as osu_*_latency with -s flush;
+ *   fence  MPI_Win_fence at origin and target BEGIN and END;
+ *   pscw   origin MPI_Win_start/MPI_Win_complete, target MPI_Win_post/
+ *          MPI_Win_wait, on a group of the peer alone.
+ * In fence and pscw an operation completes only when its epoch ends (MPI has
+ * no request for them, nor a flush): test and wait return at once, and its
+ * data (a get's bytes, an atomic's old word) is there after origin END. */
+
+typedef struct mpi_blob {
+    char magic[4];       /* "VSWN" */
+    uint32_t index;      /* the window's place in the creation order */
+    uint64_t len;        /* bytes exposed */
+    int32_t disp_unit;   /* displacements are in bytes */
+    int32_t sync;        /* SYNC_*: both sides run the same mode */
+} mpi_blob_t;
+
+#define RMA_TAG_CHECK 0x5653 /* on rma_comm, a duplicate of MPI_COMM_WORLD core never sees */
+
+static void win_free(vs_transport_t *t, mpi_win_t *w)
+{
+    if (w->freed)
+        return;
+    if (t->sync == SYNC_LOCK)
+        MPI_Win_unlock_all(w->win);
+    MPI_Win_free(&w->win);
+    if (w->group != MPI_GROUP_NULL)
+        MPI_Group_free(&w->group);
+    w->freed = 1;
+}
+
+static int mpi_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len)
+{
+    if (*len < sizeof(mpi_blob_t))
+        return -EOVERFLOW;
+    if (t->sync == SYNC_FENCE && t->size != 2) {
+        /* every rank takes the same branch: none creates the window */
+        t->host->error(t->host->core, "sync=fence fences every rank of the window's communicator "
+                                      "(MPI_COMM_WORLD, %d ranks), which the one-sided patterns do not do "
+                                      "with more than 2 ranks; use sync=lock or sync=pscw", t->size);
+        return -ENOTSUP;
+    }
+    if (t->n_wins == t->cap_wins) {
+        uint32_t cap = t->cap_wins ? 2 * t->cap_wins : 4;
+        mpi_win_t **w = realloc(t->wins, cap * sizeof *w);
+        if (!w)
+            return -ENOMEM;
+        t->wins = w;
+        t->cap_wins = cap;
+    }
+    mpi_win_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    w->group = MPI_GROUP_NULL;
+    w->base = mem->addr;
+    w->len = mem->len;
+    w->index = t->n_wins;
+    w->peer = -1;
+    int rc;
+    if (t->rma_comm == MPI_COMM_NULL && (rc = MPI_Comm_dup(MPI_COMM_WORLD, &t->rma_comm)) != MPI_SUCCESS) {
+        free(w);
+        return mpi_fail(t, rc, "MPI_Comm_dup");
+    }
+    if ((rc = MPI_Win_create(mem->addr, (MPI_Aint)mem->len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win)) !=
+        MPI_SUCCESS) {
+        free(w);
+        return mpi_fail(t, rc, "MPI_Win_create");
+    }
+    MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
+    if (t->sync == SYNC_LOCK && (rc = MPI_Win_lock_all(0, w->win)) != MPI_SUCCESS) {
+        MPI_Win_free(&w->win);
+        free(w);
+        return mpi_fail(t, rc, "MPI_Win_lock_all");
+    }
+    t->wins[t->n_wins++] = w;
+    mpi_blob_t b = {.magic = {'V', 'S', 'W', 'N'}, .index = w->index, .len = mem->len, .disp_unit = 1,
+                    .sync = t->sync};
+    memcpy(blob, &b, sizeof b);
+    *len = sizeof b;
+    return 0;
+}
+
+static int mpi_rma_attach(vs_transport_t *t, int peer, const void *blob, size_t len, vs_rmem_t *out)
+{
+    mpi_blob_t b;
+    if (len != sizeof b)
+        return -EINVAL;
+    memcpy(&b, blob, sizeof b);
+    if (memcmp(b.magic, "VSWN", 4) || b.index >= t->n_wins || t->wins[b.index]->freed || b.disp_unit != 1) {
+        t->host->error(t->host->core, "rank %d's blob names no window of this rank", peer);
+        return -EINVAL;
+    }
+    if (b.sync != t->sync) {
+        t->host->error(t->host->core, "rank %d runs sync=%s, this rank sync=%s", peer,
+                       b.sync >= 0 && b.sync <= SYNC_PSCW ? sync_names[b.sync] : "?", sync_names[t->sync]);
+        return -EINVAL;
+    }
+    mpi_win_t *w = t->wins[b.index];
+    if (t->sync == SYNC_PSCW && w->group == MPI_GROUP_NULL) {
+        MPI_Group world;
+        int rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Group_incl(world, 1, &peer, &w->group);
+            MPI_Group_free(&world);
+        }
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(t, rc, "MPI_Group_incl");
+    }
+    w->peer = peer;
+    *out = (vs_rmem_t){.addr = 0, .len = (size_t)b.len, .handle = w};
+    return 0;
+}
+
+/* MPI_Win_free is collective.  With two ranks both attach each other's
+ * window and core releases on both in the same order, so it is freed here;
+ * with more, a rank without a partner never attaches nor releases, so every
+ * window waits for close(), which every rank reaches. */
+static void mpi_rma_release(vs_transport_t *t, vs_rmem_t *remote)
+{
+    mpi_win_t *w = remote->handle;
+    if (w && t->size == 2)
+        win_free(t, w);
+    remote->handle = NULL;
+}
+
+/* lock: complete every operation issued on w (remote completion, which
+ * implies the local one). */
+static inline int win_flush(vs_transport_t *t, mpi_win_t *w)
+{
+    int rc = MPI_Win_flush(w->peer, w->win);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(t, rc, "MPI_Win_flush");
+    w->flushed = w->issued;
+    return 0;
+}
+
+static int rma_complete(vs_transport_t *t, mpi_req_t *q)
+{
+    if (q->kind == REQ_EPOCH || q->w->flushed >= q->seq)
+        return 0;
+    return win_flush(t, q->w);
+}
+
+/* The operation just issued on w completes with the next flush (lock) or
+ * the epoch's end. */
+static inline void issued(vs_transport_t *t, mpi_win_t *w, vs_req_t *req)
+{
+    mpi_req_t *q = mreq(req);
+    q->w = w;
+    if (t->sync == SYNC_LOCK) {
+        q->kind = REQ_FLUSH;
+        q->seq = ++w->issued;
+    } else {
+        q->kind = REQ_EPOCH;
+    }
+}
+
+static int mpi_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, size_t len, int peer,
+                   const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    mpi_win_t *w = remote->handle;
+    if (len > 0x7fffffff)
+        return -EINVAL;
+    int rc = MPI_Put((const char *)local->addr + loff, (int)len, MPI_BYTE, peer, (MPI_Aint)roff, (int)len,
+                     MPI_BYTE, w->win);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(t, rc, "MPI_Put");
+    issued(t, w, req);
+    return 0;
+}
+
+static int mpi_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t len, int peer,
+                   const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    mpi_win_t *w = remote->handle;
+    if (len > 0x7fffffff)
+        return -EINVAL;
+    int rc = MPI_Get((char *)local->addr + loff, (int)len, MPI_BYTE, peer, (MPI_Aint)roff, (int)len, MPI_BYTE,
+                     w->win);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(t, rc, "MPI_Get");
+    issued(t, w, req);
+    return 0;
+}
+
+static int mpi_atomic(vs_transport_t *t, int op, uint64_t operand, uint64_t compare, uint64_t *result, int peer,
+                      const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    mpi_win_t *w = remote->handle;
+    mpi_req_t *q = mreq(req);
+    q->operand = operand;
+    q->compare = compare;
+    int rc;
+    if (op == VS_AMO_FADD)
+        rc = MPI_Fetch_and_op(&q->operand, result, MPI_UINT64_T, peer, (MPI_Aint)roff, MPI_SUM, w->win);
+    else if (op == VS_AMO_CSWAP)
+        rc = MPI_Compare_and_swap(&q->operand, &q->compare, result, MPI_UINT64_T, peer, (MPI_Aint)roff, w->win);
+    else
+        return -EINVAL;
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(t, rc, op == VS_AMO_FADD ? "MPI_Fetch_and_op" : "MPI_Compare_and_swap");
+    issued(t, w, req);
+    return 0;
+}
+
+/* fence and pscw need both sides to open each epoch: the first call on a
+ * new window (origin BEGIN, target BEGIN, or a target's rma_sync while it
+ * polls) says which, to the peer.  A side that polls without an epoch
+ * (putnotify's) would leave the other in MPI_Win_fence or MPI_Win_start for
+ * ever: both refuse instead.  Once per window, outside the timed loops'
+ * steady state. */
+enum { FIRST_EPOCH = 1, FIRST_POLL = 2 };
+
+static int first_access(vs_transport_t *t, int peer, int kind)
+{
+    int pending = 0;
+    for (uint32_t i = 0; i < t->n_wins; i++)
+        if (!t->wins[i]->freed && t->wins[i]->peer == peer && !t->wins[i]->checked)
+            pending = 1;
+    if (!pending)
+        return 0;
+    for (uint32_t i = 0; i < t->n_wins; i++)
+        if (!t->wins[i]->freed && t->wins[i]->peer == peer)
+            t->wins[i]->checked = 1;
+    int theirs = 0;
+    int rc = MPI_Sendrecv(&kind, 1, MPI_INT, peer, RMA_TAG_CHECK, &theirs, 1, MPI_INT, peer, RMA_TAG_CHECK,
+                          t->rma_comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(t, rc, "MPI_Sendrecv (first one-sided access)");
+    if (kind == FIRST_POLL || theirs == FIRST_POLL) {
+        t->host->error(t->host->core, "sync=%s needs both sides to open each access (MPI_Win_%s), but rank %d "
+                                      "waits for the peer's writes without one (a pattern that polls its "
+                                      "buffer, as putnotify does, needs passive target); use sync=lock",
+                       sync_names[t->sync], t->sync == SYNC_FENCE ? "fence" : "post/start",
+                       kind == FIRST_POLL ? t->rank : peer);
+        return -ENOTSUP;
+    }
+    return 0;
+}
+
+static int mpi_rma_epoch(vs_transport_t *t, int peer, int role, int phase)
+{
+    int rc;
+    if (t->sync == SYNC_LOCK) {
+        if (role != VS_RMA_ORIGIN || phase != VS_RMA_END)
+            return 0;
+        for (uint32_t i = 0; i < t->n_wins; i++) {
+            mpi_win_t *w = t->wins[i];
+            if (!w->freed && w->peer == peer && w->flushed < w->issued && (rc = win_flush(t, w)))
+                return rc;
+        }
+        return 0;
+    }
+    if ((rc = first_access(t, peer, FIRST_EPOCH)))
+        return rc;
+    for (uint32_t i = 0; i < t->n_wins; i++) {
+        mpi_win_t *w = t->wins[i];
+        if (w->freed || w->peer != peer)
+            continue;
+        const char *what;
+        if (t->sync == SYNC_FENCE) {
+            what = "MPI_Win_fence";
+            rc = MPI_Win_fence(0, w->win);
+        } else if (role == VS_RMA_ORIGIN) {
+            what = phase == VS_RMA_BEGIN ? "MPI_Win_start" : "MPI_Win_complete";
+            rc = phase == VS_RMA_BEGIN ? MPI_Win_start(w->group, 0, w->win) : MPI_Win_complete(w->win);
+        } else {
+            what = phase == VS_RMA_BEGIN ? "MPI_Win_post" : "MPI_Win_wait";
+            rc = phase == VS_RMA_BEGIN ? MPI_Win_post(w->group, 0, w->win) : MPI_Win_wait(w->win);
+        }
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(t, rc, what);
+    }
+    return 0;
+}
+
+static int mpi_rma_sync(vs_transport_t *t, vs_mem_t *mem)
+{
+    mpi_win_t *w = NULL;
+    for (uint32_t i = 0; i < t->n_wins && !w; i++)
+        if (!t->wins[i]->freed && t->wins[i]->base == mem->addr)
+            w = t->wins[i];
+    if (!w)
+        return 0;
+    if (t->sync != SYNC_LOCK) {
+        /* the epoch's end made the window's copies one; a poller is refused */
+        int rc = w->peer >= 0 ? first_access(t, w->peer, FIRST_POLL) : 0;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return rc;
+    }
+    int rc = MPI_Win_sync(w->win);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(t, rc, "MPI_Win_sync");
+}
+
 #if !defined(VS_MPI_LAUNCHER_KIND) || !defined(VS_MPI_LAUNCHER) || !defined(VS_MPI_ENV)
 #error "VS_MPI_LAUNCHER_KIND, VS_MPI_LAUNCHER and VS_MPI_ENV come from meson.build"
 #endif
@@ -484,7 +854,7 @@ static const vs_transport_ops_t mpi_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
     .name = VS_MPI_FLAVOUR,
-    .summary = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
+    .summary = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and one-sided (MPI_Put/MPI_Get, windows)",
     .library_version = mpi_library_version,
     .open = mpi_open,
     .close = mpi_close,
@@ -501,6 +871,16 @@ static const vs_transport_ops_t mpi_ops = {
     .env_prefixes = mpi_env,
     .env_wiring = mpi_wiring,
     .launcher = &mpi_launcher,
+    .options = mpi_options,
+    .n_options = MPI_N_OPTS,
+    .rma_expose = mpi_rma_expose,
+    .rma_attach = mpi_rma_attach,
+    .rma_release = mpi_rma_release,
+    .put = mpi_put,
+    .get = mpi_get,
+    .atomic = mpi_atomic,
+    .rma_epoch = mpi_rma_epoch,
+    .rma_sync = mpi_rma_sync,
 };
 
 VS_TRANSPORT_DEFINE(mpi_ops)

@@ -36,6 +36,13 @@
  *     4 MiB against a 24 GB/s memcpy (page pinning dominates), so it is not
  *     used.
  *
+ * One-sided operations (interface 5): exposing a buffer moves its pages into
+ * a memfd as registration does (whatever its size), and the partner maps it
+ * for reading and writing.  A put is a memcpy into that mapping, a get a
+ * memcpy out of it, an atomic the CPU's own on the word; each is complete
+ * when posted.  An origin's epoch ends with a release fence, rma_sync is an
+ * acquire fence (shm_path.c, shm_map.c).
+ *
  * Matching is by (peer, tag) in arrival order; early arrivals are kept on an
  * unexpected list (eager payloads copied, large ones left in staging until
  * their receive is posted or a later large message needs the staging area,
@@ -352,6 +359,8 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
         vs_info_attr(info, "single_copy", "%s", t->single_why);
     vs_info_attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");
     vs_info_attr(info, "wait", "spin; sched_yield every 1024 polls if the peer is on this CPU");
+    vs_info_attr(info, "one_sided", "put/get: memcpy into/out of the peer's exposed buffer (its memfd mapped "
+                 "through /proc); atomics: the CPU's; origin epoch end: release fence; rma_sync: acquire fence");
     return 0;
 }
 
@@ -375,6 +384,14 @@ static const vs_transport_ops_t shm_ops = {
     .options = shm_options,
     .n_options = sizeof shm_options / sizeof shm_options[0],
     .roles = VS_ROLE_REFERENCE | VS_ROLE_FLOOR,
+    .rma_expose = shm_rma_expose,
+    .rma_attach = shm_rma_attach,
+    .rma_release = shm_rma_release,
+    .put = shm_put,
+    .get = shm_get,
+    .atomic = shm_atomic,
+    .rma_epoch = shm_rma_epoch,
+    .rma_sync = shm_rma_sync,
 };
 
 VS_TRANSPORT_DEFINE(shm_ops)

@@ -193,6 +193,19 @@ int shm_mem_dereg(vs_transport_t *t, vs_mem_t *mem);
 /* The address of `ref`'s buffer of `peer`, mapped here; NULL after ERR. */
 const unsigned char *shm_map_peer(vs_transport_t *t, int peer, const shm_map_ref_t *ref);
 void shm_maps_free(shm_peer_t *p);
+
+/* One-sided operations: exposure and mapping (shm_map.c), the operations (shm_path.c). */
+int shm_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len);
+int shm_rma_attach(vs_transport_t *t, int peer, const void *blob, size_t len, vs_rmem_t *out);
+void shm_rma_release(vs_transport_t *t, vs_rmem_t *remote);
+int shm_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, size_t len, int peer, const vs_rmem_t *remote,
+            size_t roff, vs_req_t *req);
+int shm_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t len, int peer, const vs_rmem_t *remote,
+            size_t roff, vs_req_t *req);
+int shm_atomic(vs_transport_t *t, int op, uint64_t operand, uint64_t compare, uint64_t *result, int peer,
+               const vs_rmem_t *remote, size_t roff, vs_req_t *req);
+int shm_rma_epoch(vs_transport_t *t, int peer, int role, int phase);
+int shm_rma_sync(vs_transport_t *t, vs_mem_t *mem);
 /* Connect-time check that every rank can map the others' memfds; sets
  * single_min (and single_why when single copy is off). */
 int shm_single_probe(vs_transport_t *t, vs_bootstrap_t *bs);

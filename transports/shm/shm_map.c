@@ -30,15 +30,9 @@ static long page_bytes(void)
     return p > 0 ? p : 4096;
 }
 
-int shm_mem_reg(vs_transport_t *t, vs_mem_t *mem)
+/* Move mem's pages into a memfd, in place; mem->desc then holds it. */
+static int reg_move(vs_transport_t *t, vs_mem_t *mem)
 {
-    size_t page = (size_t)page_bytes();
-    mem->desc = NULL;
-    /* only whole pages can be moved, and only buffers that can hold a
-     * single-copy message are worth it */
-    if (mem->len < t->single_min ||
-        (uintptr_t)mem->addr % page || mem->len % page)
-        return 0;
     shm_reg_t *reg = calloc(1, sizeof *reg);
     if (!reg)
         return -ENOMEM;
@@ -69,6 +63,22 @@ int shm_mem_reg(vs_transport_t *t, vs_mem_t *mem)
     return 0;
 }
 
+static int whole_pages(const vs_mem_t *mem)
+{
+    size_t page = (size_t)page_bytes();
+    return (uintptr_t)mem->addr % page == 0 && mem->len % page == 0;
+}
+
+int shm_mem_reg(vs_transport_t *t, vs_mem_t *mem)
+{
+    mem->desc = NULL;
+    /* only whole pages can be moved, and only buffers that can hold a
+     * single-copy message are worth it (one-sided exposure moves the others) */
+    if (mem->len < t->single_min || !whole_pages(mem))
+        return 0;
+    return reg_move(t, mem);
+}
+
 int shm_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
 {
     shm_reg_t *reg = mem->desc;
@@ -87,13 +97,13 @@ int shm_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
     return rc;
 }
 
-/* Map `bytes` of the memfd `fd` of process `pid` read-only; MAP_FAILED with
- * errno set when it cannot. */
-static void *map_foreign(pid_t pid, int fd, size_t bytes)
+/* Map `bytes` of the memfd `fd` of process `pid`, read-only or (rw) for
+ * reading and writing; MAP_FAILED with errno set when it cannot. */
+static void *map_foreign_as(pid_t pid, int fd, size_t bytes, int rw)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
-    int f = open(path, O_RDONLY | O_CLOEXEC);
+    int f = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (f < 0)
         return MAP_FAILED;
     struct stat st;
@@ -104,12 +114,73 @@ static void *map_foreign(pid_t pid, int fd, size_t bytes)
         errno = EPROTO;
         goto out;
     }
-    p = mmap(NULL, bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, f, 0);
+    p = mmap(NULL, bytes, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED | MAP_POPULATE, f, 0);
 out:;
     int e = errno;
     close(f);
     errno = e;
     return p;
+}
+
+static void *map_foreign(pid_t pid, int fd, size_t bytes)
+{
+    return map_foreign_as(pid, fd, bytes, 0);
+}
+
+/* ---- one-sided operations: the partner's exposed buffer mapped here for
+ * reading and writing, every operation a plain copy or a CPU atomic on it. */
+
+/* What a peer needs to map one exposed buffer. */
+typedef struct shm_rma_blob {
+    uint64_t id, bytes, addr;
+    int32_t fd, unused;
+} shm_rma_blob_t;
+
+int shm_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len)
+{
+    if (*len < sizeof(shm_rma_blob_t))
+        return -EOVERFLOW;
+    if (!mem->desc) {
+        if (!whole_pages(mem)) {
+            ERR(t, "one-sided: a buffer to expose must be whole pages (%zu B at %p)", mem->len, mem->addr);
+            return -EINVAL;
+        }
+        int rc = reg_move(t, mem);
+        if (rc)
+            return rc;
+    }
+    const shm_reg_t *reg = mem->desc;
+    shm_rma_blob_t b = {.id = reg->id, .bytes = reg->bytes, .addr = (uint64_t)(uintptr_t)mem->addr, .fd = reg->fd};
+    memcpy(blob, &b, sizeof b);
+    *len = sizeof b;
+    return 0;
+}
+
+int shm_rma_attach(vs_transport_t *t, int peer, const void *blob, size_t len, vs_rmem_t *out)
+{
+    shm_rma_blob_t b;
+    if (len != sizeof b || peer < 0 || peer >= t->size || peer == t->rank) {
+        ERR(t, "one-sided: rank %d's blob has %zu bytes, not %zu (or it is no peer)", peer, len, sizeof b);
+        return -EPROTO;
+    }
+    memcpy(&b, blob, sizeof b);
+    void *a = map_foreign_as(t->peers[peer].pid, b.fd, b.bytes, 1);
+    if (a == MAP_FAILED) {
+        int e = errno;
+        ERR(t, "one-sided: cannot map rank %d's %" PRIu64 " B buffer for writing (pid %d, fd %d): %s", peer,
+            b.bytes, (int)t->peers[peer].pid, b.fd, strerror(e));
+        return e == EACCES || e == EPERM || e == ENOENT ? -ENOTSUP : -e;
+    }
+    *out = (vs_rmem_t){.addr = b.addr, .len = b.bytes, .handle = a};
+    return 0;
+}
+
+void shm_rma_release(vs_transport_t *t, vs_rmem_t *remote)
+{
+    (void)t;
+    if (remote->handle)
+        munmap(remote->handle, remote->len);
+    remote->handle = NULL;
 }
 
 const unsigned char *shm_map_peer(vs_transport_t *t, int peer, const shm_map_ref_t *ref)

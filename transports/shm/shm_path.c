@@ -466,3 +466,88 @@ int shm_wait(vs_transport_t *t, vs_req_t *req)
     }
     return r->err;
 }
+
+/* ---- one-sided operations (shm_map.c maps the partner's exposed buffer):
+ * put and get are a memcpy into or out of that mapping, an atomic is the
+ * CPU's own on its word, so each is complete when posted.  The end of an
+ * origin's epoch is a release fence (its stores are visible to any core that
+ * then reads the flag it wrote last), rma_sync an acquire fence. */
+
+static inline int rma_done(vs_req_t *req, int peer)
+{
+    shm_req_t *r = (shm_req_t *)req->opaque;
+    r->done = 1;
+    r->err = 0;
+    r->ack = 0;
+    r->peer = peer;
+    return 0;
+}
+
+static inline int rma_range(vs_transport_t *t, const vs_rmem_t *remote, size_t roff, size_t len)
+{
+    if (roff > remote->len || len > remote->len - roff) {
+        ERR(t, "one-sided: %zu B at offset %zu is beyond the %zu B the peer exposed", len, roff, remote->len);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int shm_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, size_t len, int peer, const vs_rmem_t *remote,
+            size_t roff, vs_req_t *req)
+{
+    int rc = rma_range(t, remote, roff, len);
+    if (rc)
+        return rc;
+    memcpy((unsigned char *)remote->handle + roff, (const unsigned char *)local->addr + loff, len);
+    return rma_done(req, peer);
+}
+
+int shm_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t len, int peer, const vs_rmem_t *remote,
+            size_t roff, vs_req_t *req)
+{
+    int rc = rma_range(t, remote, roff, len);
+    if (rc)
+        return rc;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    memcpy((unsigned char *)local->addr + loff, (const unsigned char *)remote->handle + roff, len);
+    return rma_done(req, peer);
+}
+
+int shm_atomic(vs_transport_t *t, int op, uint64_t operand, uint64_t compare, uint64_t *result, int peer,
+               const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    int rc = rma_range(t, remote, roff, sizeof(uint64_t));
+    if (rc)
+        return rc;
+    uint64_t *word = (uint64_t *)((unsigned char *)remote->handle + roff);
+    if ((uintptr_t)word % sizeof *word) {
+        ERR(t, "one-sided: an atomic's word must be 8-byte aligned (offset %zu)", roff);
+        return -EINVAL;
+    }
+    if (op == VS_AMO_FADD) {
+        *result = __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
+    } else if (op == VS_AMO_CSWAP) {
+        uint64_t old = compare;
+        __atomic_compare_exchange_n(word, &old, operand, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        *result = old; /* the word before, whether it was swapped or not */
+    } else {
+        ERR(t, "one-sided: unknown atomic operation %d", op);
+        return -EINVAL;
+    }
+    return rma_done(req, peer);
+}
+
+int shm_rma_epoch(vs_transport_t *t, int peer, int role, int phase)
+{
+    (void)t, (void)peer;
+    if (role == VS_RMA_ORIGIN && phase == VS_RMA_END)
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+    return 0;
+}
+
+int shm_rma_sync(vs_transport_t *t, vs_mem_t *mem)
+{
+    (void)t, (void)mem;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return 0;
+}

@@ -1,12 +1,22 @@
-/* versus — UCX transport: UCP tag matching over whatever UCX selects.
+/* versus — UCX transport: UCP tag matching and one-sided operations over
+ * whatever UCX selects.
  *
- * One context (feature TAG), one single-threaded worker, one endpoint per
- * peer created from worker addresses swapped through the bootstrap.  Sends
- * and receives are ucp_tag_send_nbx / ucp_tag_recv_nbx; a UCX tag is the
- * core's tag shifted left by VS_UCX_RANK_BITS with the sender's rank in the
- * low bits, matched with a full mask, so a receive only ever matches its
- * own peer.  UCX reads UCX_TLS, UCX_NET_DEVICES, UCX_RNDV_THRESH, ... from
- * the environment itself (ucp_config_read).
+ * One context (features TAG, and RMA and AMO64 when UCX takes them), one
+ * single-threaded worker, one endpoint per peer created from worker
+ * addresses swapped through the bootstrap.  Sends and receives are
+ * ucp_tag_send_nbx / ucp_tag_recv_nbx; a UCX tag is the core's tag shifted
+ * left by VS_UCX_RANK_BITS with the sender's rank in the low bits, matched
+ * with a full mask, so a receive only ever matches its own peer.  UCX reads
+ * UCX_TLS, UCX_NET_DEVICES, UCX_RNDV_THRESH, ... from the environment itself
+ * (ucp_config_read).
+ *
+ * One-sided (interface 5): rma_expose maps the buffer (ucp_mem_map, kept in
+ * the module's list until mem_dereg or close) and packs its address, length
+ * and remote key; rma_attach unpacks the key on the endpoint to that peer.
+ * put/get/atomic are ucp_put_nbx / ucp_get_nbx / ucp_atomic_op_nbx; the
+ * origin's END of an access is ucp_ep_flush_nbx to that peer.  Where UCX has
+ * no transport that reaches the peer's memory it emulates the operations
+ * with active messages, which the target's worker must progress.
  *
  * Requests: UCX's own request objects (its memory pool, so no allocation
  * once warm) are kept by pointer in the core-owned vs_req_t; an operation
@@ -18,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ucp/api/ucp.h>
 
@@ -32,6 +43,17 @@
 #define VS_UCX_CONNECT_TIMEOUT_S 60.0
 #define VS_UCX_CLOSE_TIMEOUT_S 2.0
 
+/* A buffer UCX has mapped: one rma_expose mapped (ucp_mem_map of memory
+ * the module did not allocate), unmapped by mem_dereg or close; or, with
+ * memory=ucx, one mem_alloc had UCX allocate (owned), unmapped by mem_free. */
+typedef struct vs_ucx_map {
+    void *addr;
+    size_t len;
+    ucp_mem_h memh;
+    int owned;
+    struct vs_ucx_map *next;
+} vs_ucx_map_t;
+
 struct vs_transport {
     const vs_host_t *host;
     ucp_context_h context;
@@ -41,14 +63,23 @@ struct vs_transport {
     int size;
     ucp_err_handling_mode_t err_mode;
     const char *opt_err_mode;   /* err_mode= as written, or its default, for the record */
+    int rma;                /* the context has UCP_FEATURE_RMA and UCP_FEATURE_AMO64 */
+    char rma_refused[160];  /* why not, when it has not */
+    vs_ucx_map_t *maps;     /* buffers exposed or allocated */
+    int ucx_memory;         /* memory=ucx: buffers from ucp_mem_map(UCP_MEM_MAP_ALLOCATE) */
+    const char *opt_memory; /* memory= as written, or its default, for the record */
 };
+
+enum vs_ucx_kind { VS_UCX_SEND, VS_UCX_RECV, VS_UCX_PUT, VS_UCX_GET, VS_UCX_AMO };
+static const char *const vs_ucx_kind_name[] = {"send", "receive", "put", "get", "atomic"};
 
 /* What a request slot holds.  ucp is NULL when the operation finished in the
  * post call; status then holds its outcome. */
 typedef struct vs_ucx_req {
     void *ucp;
-    int is_recv;
+    int kind;           /* enum vs_ucx_kind */
     int status;         /* 0 or negative errno once complete */
+    uint64_t operand;   /* an atomic's operand: UCX reads it until the operation completes */
     ucp_tag_recv_info_t info; /* filled by UCX on immediate receive completion */
 } vs_ucx_req_t;
 
@@ -97,12 +128,16 @@ static int vs_ucx_library_version(char *buf, size_t len)
     return 0;
 }
 
-enum { VS_UCX_OPT_ERR_MODE, VS_UCX_N_OPTS };
+enum { VS_UCX_OPT_ERR_MODE, VS_UCX_OPT_MEMORY, VS_UCX_N_OPTS };
 
 static const vs_option_t vs_ucx_options[VS_UCX_N_OPTS] = {
     /* none (0), peer (1) */
     [VS_UCX_OPT_ERR_MODE] = {"err_mode", VS_OPT_CHOICE, "none|peer", 0, "none",
                              "UCP error handling: peer reports a failed peer (may cost latency on some transports)"},
+    /* core (0), ucx (1) */
+    [VS_UCX_OPT_MEMORY] = {"memory", VS_OPT_CHOICE, "core|ucx", 0, "core",
+                           "who allocates the buffers: core (page-aligned host memory) or UCX (ucp_mem_map with "
+                           "UCP_MEM_MAP_ALLOCATE, which its shared-memory transports reach directly)"},
 };
 
 static int vs_ucx_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_transport_t **out)
@@ -114,6 +149,8 @@ static int vs_ucx_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_tra
     /* parsed by core against vs_ucx_options: "none" when not given */
     t->err_mode = opts[VS_UCX_OPT_ERR_MODE].choice ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
     t->opt_err_mode = opts[VS_UCX_OPT_ERR_MODE].text;
+    t->ucx_memory = opts[VS_UCX_OPT_MEMORY].choice == 1;
+    t->opt_memory = opts[VS_UCX_OPT_MEMORY].text;
 
     int rc;
     ucp_config_t *config;
@@ -122,12 +159,23 @@ static int vs_ucx_open(const vs_host_t *host, const vs_opt_value_t *opts, vs_tra
         rc = vs_ucx_fail(t, "ucp_config_read", st);
         goto free_ctx;
     }
+    /* The one-sided features too, so that the same context serves both kinds of
+     * pattern; a UCX that refuses them still measures tag matching, and the
+     * one-sided operations then say why they cannot run. */
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_TAG,
+        .features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
         .mt_workers_shared = 0,
     };
     st = ucp_init(&params, config, &t->context);
+    t->rma = st == UCS_OK;
+    if (st != UCS_OK) {
+        snprintf(t->rma_refused, sizeof t->rma_refused,
+                 "ucp_init with the RMA and AMO64 features failed (%s)", ucs_status_string(st));
+        host->debug(host->core, "%s; tag matching only", t->rma_refused);
+        params.features = UCP_FEATURE_TAG;
+        st = ucp_init(&params, config, &t->context);
+    }
     ucp_config_release(config);
     if (st != UCS_OK) {
         rc = vs_ucx_fail(t, "ucp_init", st);
@@ -203,6 +251,12 @@ static void vs_ucx_close(vs_transport_t *t)
     if (!t)
         return;
     vs_ucx_eps_close(t);
+    for (vs_ucx_map_t *m = t->maps, *next; m; m = next) {
+        next = m->next;
+        ucp_mem_unmap(t->context, m->memh);
+        free(m);
+    }
+    t->maps = NULL;
     ucp_worker_destroy(t->worker);
     ucp_cleanup(t->context);
     free(t);
@@ -340,7 +394,7 @@ static int vs_ucx_post_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, 
     ucp_request_param_t prm = {.op_attr_mask = 0};
     void *s = ucp_tag_send_nbx(t->eps[peer], mem->addr, len,
                                (tag << VS_UCX_RANK_BITS) | (uint64_t)t->rank, &prm);
-    r->is_recv = 0;
+    r->kind = VS_UCX_SEND;
     if (__builtin_expect(UCS_PTR_IS_PTR(s), 1)) {
         r->ucp = s;
         return 0;
@@ -358,7 +412,7 @@ static int vs_ucx_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int pe
     vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
     if (__builtin_expect(!vs_ucx_peer_ok(t, peer, tag), 0))
         return vs_ucx_bad_args(t, peer, tag);
-    r->is_recv = 1;
+    r->kind = VS_UCX_RECV;
     /* UCX releases without the fix for openucx/ucx#9425 (1.13 among them) leave
      * tag_info untouched on immediate completion: preset it so an unfilled
      * length never reads as stack garbage. */
@@ -385,7 +439,7 @@ static int vs_ucx_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int pe
 static inline int vs_ucx_req_collect(vs_transport_t *t, vs_ucx_req_t *r)
 {
     ucs_status_t st;
-    if (r->is_recv) {
+    if (r->kind == VS_UCX_RECV) {
         st = ucp_tag_recv_request_test(r->ucp, &r->info);
         if (st == UCS_INPROGRESS)
             return 0;
@@ -394,7 +448,7 @@ static inline int vs_ucx_req_collect(vs_transport_t *t, vs_ucx_req_t *r)
         st = ucp_request_check_status(r->ucp);
         if (st == UCS_INPROGRESS)
             return 0;
-        r->status = st == UCS_OK ? 0 : vs_ucx_fail(t, "send", st);
+        r->status = st == UCS_OK ? 0 : vs_ucx_fail(t, vs_ucx_kind_name[r->kind], st);
     }
     ucp_request_free(r->ucp);
     r->ucp = NULL;
@@ -427,6 +481,313 @@ static int vs_ucx_progress(vs_transport_t *t)
 {
     ucp_worker_progress(t->worker);
     return 0;
+}
+
+/* ---- one-sided (interface 5) ---------------------------------------------- */
+
+/* The blob rma_expose packs: this header, then the packed remote key. */
+#define VS_UCX_BLOB_MAGIC 0x76735543u /* "vsUC" */
+typedef struct vs_ucx_blob {
+    uint64_t addr;
+    uint64_t len;
+    uint32_t magic;
+    uint32_t rkey_len;
+} vs_ucx_blob_t;
+
+_Static_assert(sizeof(vs_ucx_blob_t) < VS_RMA_BLOB_BYTES, "the blob header leaves room for a key");
+
+static int vs_ucx_rma_refuse(vs_transport_t *t)
+{
+    t->host->error(t->host->core, "no one-sided operations: %s", t->rma_refused);
+    return -ENOTSUP;
+}
+
+static int vs_ucx_rma_expose(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len)
+{
+    if (!t->rma)
+        return vs_ucx_rma_refuse(t);
+    if (!mem->addr || !mem->len) {
+        t->host->error(t->host->core, "rma_expose: an empty buffer");
+        return -EINVAL;
+    }
+    vs_ucx_map_t *m = t->maps;
+    while (m && !(m->addr == mem->addr && m->len == mem->len))
+        m = m->next;
+    if (!m) {
+        m = calloc(1, sizeof *m);
+        if (!m)
+            return -ENOMEM;
+        ucp_mem_map_params_t mp = {
+            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+            .address = mem->addr,
+            .length = mem->len,
+        };
+        ucs_status_t st = ucp_mem_map(t->context, &mp, &m->memh);
+        if (st != UCS_OK) {
+            free(m);
+            return vs_ucx_fail(t, "ucp_mem_map of an exposed buffer", st);
+        }
+        m->addr = mem->addr;
+        m->len = mem->len;
+        m->next = t->maps;
+        t->maps = m;
+    }
+    void *rkey;
+    size_t rkey_len;
+    ucs_status_t st = ucp_rkey_pack(t->context, m->memh, &rkey, &rkey_len);
+    if (st != UCS_OK)
+        return vs_ucx_fail(t, "ucp_rkey_pack", st);
+    int rc = 0;
+    if (sizeof(vs_ucx_blob_t) + rkey_len > *len) {
+        t->host->error(t->host->core,
+                       "UCX's remote key is %zu B: with its %zu B header more than the %zu B core carries",
+                       rkey_len, sizeof(vs_ucx_blob_t), *len);
+        rc = -ENOTSUP;
+    } else {
+        vs_ucx_blob_t h = {(uint64_t)(uintptr_t)mem->addr, mem->len, VS_UCX_BLOB_MAGIC, (uint32_t)rkey_len};
+        memcpy(blob, &h, sizeof h);
+        memcpy((unsigned char *)blob + sizeof h, rkey, rkey_len);
+        *len = sizeof h + rkey_len;
+    }
+    ucp_rkey_buffer_release(rkey);
+    return rc;
+}
+
+static int vs_ucx_rma_attach(vs_transport_t *t, int peer, const void *blob, size_t len, vs_rmem_t *out)
+{
+    if (!t->rma)
+        return vs_ucx_rma_refuse(t);
+    if (peer < 0 || peer >= t->size || !t->eps || !t->eps[peer]) {
+        t->host->error(t->host->core, "rma_attach: no endpoint to rank %d", peer);
+        return -EINVAL;
+    }
+    vs_ucx_blob_t h;
+    if (len < sizeof h) {
+        t->host->error(t->host->core, "rma_attach: a %zu B blob from rank %d is shorter than its header",
+                       len, peer);
+        return -EPROTO;
+    }
+    memcpy(&h, blob, sizeof h);
+    if (h.magic != VS_UCX_BLOB_MAGIC || sizeof h + h.rkey_len > len) {
+        t->host->error(t->host->core, "rma_attach: the blob from rank %d is not one rma_expose packed", peer);
+        return -EPROTO;
+    }
+    ucp_rkey_h rkey;
+    ucs_status_t st = ucp_ep_rkey_unpack(t->eps[peer], (const unsigned char *)blob + sizeof h, &rkey);
+    if (st != UCS_OK) {
+        char what[64];
+        snprintf(what, sizeof what, "ucp_ep_rkey_unpack of rank %d's key", peer);
+        return vs_ucx_fail(t, what, st);
+    }
+    out->addr = h.addr;
+    out->len = (size_t)h.len;
+    out->handle = rkey;
+    return 0;
+}
+
+static void vs_ucx_rma_release(vs_transport_t *t, vs_rmem_t *remote)
+{
+    (void)t;
+    if (remote && remote->handle)
+        ucp_rkey_destroy((ucp_rkey_h)remote->handle);
+    if (remote)
+        remote->handle = NULL;
+}
+
+/* Unmap what rma_expose mapped for this buffer (nothing when it was not
+ * exposed, or when UCX allocated it: mem_free unmaps that). */
+static int vs_ucx_mem_dereg(vs_transport_t *t, vs_mem_t *mem)
+{
+    for (vs_ucx_map_t **p = &t->maps; *p; p = &(*p)->next) {
+        vs_ucx_map_t *m = *p;
+        if (m->addr != mem->addr || m->owned)
+            continue;
+        *p = m->next;
+        ucs_status_t st = ucp_mem_unmap(t->context, m->memh);
+        free(m);
+        return st == UCS_OK ? 0 : vs_ucx_fail(t, "ucp_mem_unmap", st);
+    }
+    return 0;
+}
+
+/* The buffers.  memory=core: what core itself would allocate (page-aligned,
+ * every page touched); rma_expose maps it for UCX when a one-sided pattern
+ * exposes it.  memory=ucx: ucp_mem_map(UCP_MEM_MAP_ALLOCATE), as ucx_perftest
+ * allocates its buffers, so that UCX's shared-memory transports (sysv, posix)
+ * reach them with loads and stores; every page touched here too, by this
+ * rank, before anything is timed.  Either way host memory that core reads and
+ * writes by address (no mem_fill or mem_compare). */
+static int vs_ucx_mem_alloc(vs_transport_t *t, size_t len, vs_mem_t *mem)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (len > SIZE_MAX - page)
+        return -ENOMEM;
+    len = (len + page - 1) / page * page;
+    if (!t->ucx_memory) {
+        if (posix_memalign(&mem->addr, page, len))
+            return -ENOMEM;
+        memset(mem->addr, 0xa5, len);
+        mem->len = len;
+        return 0;
+    }
+    vs_ucx_map_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    ucp_mem_map_params_t mp = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+        .address = NULL,
+        .length = len,
+        .flags = UCP_MEM_MAP_ALLOCATE,
+    };
+    ucs_status_t st = ucp_mem_map(t->context, &mp, &m->memh);
+    if (st != UCS_OK) {
+        free(m);
+        return vs_ucx_fail(t, "ucp_mem_map(UCP_MEM_MAP_ALLOCATE)", st);
+    }
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
+    st = ucp_mem_query(m->memh, &attr);
+    if (st != UCS_OK || !attr.address || attr.length < len) {
+        ucp_mem_unmap(t->context, m->memh);
+        free(m);
+        return st != UCS_OK ? vs_ucx_fail(t, "ucp_mem_query", st) : -EPROTO;
+    }
+    memset(attr.address, 0xa5, attr.length);
+    m->addr = mem->addr = attr.address;
+    m->len = mem->len = attr.length;
+    m->owned = 1;
+    m->next = t->maps;
+    t->maps = m;
+    return 0;
+}
+
+static void vs_ucx_mem_free(vs_transport_t *t, vs_mem_t *mem)
+{
+    for (vs_ucx_map_t **p = &t->maps; *p; p = &(*p)->next) {
+        vs_ucx_map_t *m = *p;
+        if (m->addr != mem->addr || !m->owned)
+            continue;
+        *p = m->next;
+        ucs_status_t st = ucp_mem_unmap(t->context, m->memh);
+        if (st != UCS_OK)
+            t->host->debug(t->host->core, "ucp_mem_unmap of an allocated buffer: %s", ucs_status_string(st));
+        free(m);
+        return;
+    }
+    free(mem->addr);
+}
+
+static int vs_ucx_rma_bad_args(vs_transport_t *t, const char *op, int peer, size_t off, size_t len,
+                               size_t cap)
+{
+    t->host->error(t->host->core, "%s: invalid peer %d, or %zu B at offset %zu past a %zu B buffer", op, peer,
+                   len, off, cap);
+    return -EINVAL;
+}
+
+static inline int vs_ucx_rma_fits(const vs_transport_t *t, int peer, size_t off, size_t len, size_t cap)
+{
+    return peer >= 0 && peer < t->size && t->eps[peer] != NULL && off <= cap && len <= cap - off;
+}
+
+/* Keep what a one-sided post returned in the request slot. */
+static inline int vs_ucx_rma_posted(vs_transport_t *t, vs_ucx_req_t *r, int kind, ucs_status_ptr_t s,
+                                    const char *what)
+{
+    r->kind = kind;
+    if (__builtin_expect(UCS_PTR_IS_PTR(s), 1)) {
+        r->ucp = s;
+        return 0;
+    }
+    r->ucp = NULL;
+    r->status = 0;
+    if (UCS_PTR_STATUS(s) != UCS_OK)
+        r->status = vs_ucx_fail(t, what, UCS_PTR_STATUS(s));
+    return r->status;
+}
+
+static int vs_ucx_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, size_t len, int peer,
+                      const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (__builtin_expect(!vs_ucx_rma_fits(t, peer, roff, len, remote->len), 0))
+        return vs_ucx_rma_bad_args(t, "put", peer, roff, len, remote->len);
+    if (__builtin_expect(loff > local->len || len > local->len - loff, 0))
+        return vs_ucx_rma_bad_args(t, "put (local)", peer, loff, len, local->len);
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucs_status_ptr_t s = ucp_put_nbx(t->eps[peer], (const char *)local->addr + loff, len, remote->addr + roff,
+                                     (ucp_rkey_h)remote->handle, &prm);
+    return vs_ucx_rma_posted(t, r, VS_UCX_PUT, s, "ucp_put_nbx");
+}
+
+static int vs_ucx_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t len, int peer,
+                      const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (__builtin_expect(!vs_ucx_rma_fits(t, peer, roff, len, remote->len), 0))
+        return vs_ucx_rma_bad_args(t, "get", peer, roff, len, remote->len);
+    if (__builtin_expect(loff > local->len || len > local->len - loff, 0))
+        return vs_ucx_rma_bad_args(t, "get (local)", peer, loff, len, local->len);
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucs_status_ptr_t s = ucp_get_nbx(t->eps[peer], (char *)local->addr + loff, len, remote->addr + roff,
+                                     (ucp_rkey_h)remote->handle, &prm);
+    return vs_ucx_rma_posted(t, r, VS_UCX_GET, s, "ucp_get_nbx");
+}
+
+/* UCX's compare-and-swap takes the compare value in the operand buffer and the
+ * value to write in the reply buffer, which then receives the old word. */
+static int vs_ucx_atomic(vs_transport_t *t, int op, uint64_t operand, uint64_t compare, uint64_t *result,
+                         int peer, const vs_rmem_t *remote, size_t roff, vs_req_t *req)
+{
+    vs_ucx_req_t *r = (vs_ucx_req_t *)req->opaque;
+    if (__builtin_expect(!vs_ucx_rma_fits(t, peer, roff, 8, remote->len) || ((remote->addr + roff) & 7), 0))
+        return vs_ucx_rma_bad_args(t, "atomic (an aligned 8 B word)", peer, roff, 8, remote->len);
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | (result ? UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0),
+        .datatype = ucp_dt_make_contig(8),
+        .reply_buffer = result,
+    };
+    ucp_atomic_op_t uop;
+    if (op == VS_AMO_FADD) {
+        uop = UCP_ATOMIC_OP_ADD;
+        r->operand = operand;
+    } else if (op == VS_AMO_CSWAP && result) {
+        uop = UCP_ATOMIC_OP_CSWAP;
+        r->operand = compare;
+        *result = operand;
+    } else {
+        t->host->error(t->host->core, "atomic: operation %d%s is not one of fetch-and-add, compare-and-swap", op,
+                       op == VS_AMO_CSWAP ? " without a result word" : "");
+        return -EINVAL;
+    }
+    ucs_status_ptr_t s = ucp_atomic_op_nbx(t->eps[peer], uop, &r->operand, 1, remote->addr + roff,
+                                           (ucp_rkey_h)remote->handle, &prm);
+    return vs_ucx_rma_posted(t, r, VS_UCX_AMO, s, "ucp_atomic_op_nbx");
+}
+
+/* Passive target: the origin's END is a flush of its endpoint to the peer
+ * (every put and atomic it issued there is complete at the peer); the rest
+ * has nothing to do. */
+static int vs_ucx_rma_epoch(vs_transport_t *t, int peer, int role, int phase)
+{
+    if (peer < 0 || peer >= t->size || !t->eps || !t->eps[peer] ||
+        (role != VS_RMA_ORIGIN && role != VS_RMA_TARGET) || (phase != VS_RMA_BEGIN && phase != VS_RMA_END)) {
+        t->host->error(t->host->core, "rma_epoch: invalid peer %d, role %d or phase %d", peer, role, phase);
+        return -EINVAL;
+    }
+    if (role != VS_RMA_ORIGIN || phase != VS_RMA_END)
+        return 0;
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucs_status_ptr_t s = ucp_ep_flush_nbx(t->eps[peer], &prm);
+    if (s == NULL)
+        return 0;
+    if (UCS_PTR_IS_ERR(s))
+        return vs_ucx_fail(t, "ucp_ep_flush_nbx", UCS_PTR_STATUS(s));
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(s)) == UCS_INPROGRESS)
+        ucp_worker_progress(t->worker);
+    ucp_request_free(s);
+    return st == UCS_OK ? 0 : vs_ucx_fail(t, "flushing the endpoint", st);
 }
 
 /* ---- query ----------------------------------------------------------------- */
@@ -576,6 +937,7 @@ static int vs_ucx_query(vs_transport_t *t, vs_transport_info_t *info)
         vs_ucx_print_end(&pr);
     }
     vs_info_attr(info, "err_mode", "%s", t->opt_err_mode);
+    vs_info_attr(info, "memory", "%s", t->opt_memory);
     return 0;
 }
 
@@ -585,7 +947,7 @@ static const vs_transport_ops_t vs_ucx_ops = {
     .abi = VS_TRANSPORT_ABI,
     .size = sizeof(vs_transport_ops_t),
     .name = "ucx",
-    .summary = "UCX UCP tag matching (transports chosen by UCX; UCX_TLS, UCX_NET_DEVICES honoured)",
+    .summary = "UCX UCP tag matching, put/get/atomics (transports chosen by UCX; UCX_TLS, UCX_NET_DEVICES honoured)",
     .library_version = vs_ucx_library_version,
     .open = vs_ucx_open,
     .close = vs_ucx_close,
@@ -593,7 +955,7 @@ static const vs_transport_ops_t vs_ucx_ops = {
     .query = vs_ucx_query,
     .connect = vs_ucx_connect,
     .mem_reg = NULL,
-    .mem_dereg = NULL,
+    .mem_dereg = vs_ucx_mem_dereg, /* unmaps what rma_expose mapped */
     .post_send = vs_ucx_post_send,
     .post_recv = vs_ucx_post_recv,
     .test = vs_ucx_test,
@@ -604,6 +966,16 @@ static const vs_transport_ops_t vs_ucx_ops = {
     .options = vs_ucx_options,
     .n_options = sizeof vs_ucx_options / sizeof vs_ucx_options[0],
     .env_prefixes = vs_ucx_ops_env,
+    .rma_expose = vs_ucx_rma_expose,
+    .rma_attach = vs_ucx_rma_attach,
+    .rma_release = vs_ucx_rma_release,
+    .put = vs_ucx_put,
+    .get = vs_ucx_get,
+    .atomic = vs_ucx_atomic,
+    .rma_epoch = vs_ucx_rma_epoch,
+    .rma_sync = NULL, /* progress drives the worker; nothing to make visible */
+    .mem_alloc = vs_ucx_mem_alloc, /* memory=core|ucx; host memory either way */
+    .mem_free = vs_ucx_mem_free,
 };
 
 VS_TRANSPORT_DEFINE(vs_ucx_ops)

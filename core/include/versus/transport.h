@@ -31,7 +31,11 @@
 extern "C" {
 #endif
 
-#define VS_TRANSPORT_ABI 4
+#define VS_TRANSPORT_ABI 5
+/* The oldest interface the loader still takes: a module of interface 4 has no
+ * one-sided operations (its ops table ends before them), and core refuses the
+ * one-sided patterns for it with exit 77. */
+#define VS_TRANSPORT_ABI_OLDEST 4
 #define VS_TRANSPORT_ENTRY_SYMBOL "vs_transport_entry"
 
 /* Storage for one outstanding operation, owned by core (no allocation in the
@@ -139,6 +143,7 @@ typedef struct vs_transport_info {
 } vs_transport_info_t;
 
 typedef struct vs_transport vs_transport_t; /* a module's own context */
+typedef struct vs_rmem vs_rmem_t;           /* a peer's exposed buffer (one-sided, below) */
 
 /* How a module that brings its own bootstrap (MPI) is started, for campaigns
  * and tests; modules that meet through versus-run's launchers leave it NULL. */
@@ -175,6 +180,50 @@ static inline void vs_mem_diff_bytes(const void *got, const void *want, size_t l
         diff->count++;
     }
 }
+
+/* One-sided communication (interface 5).
+ *
+ * A module offers rma_expose, rma_attach, rma_release, put, get and rma_epoch
+ * together, or none of them; atomic and rma_sync are optional on top.  Core
+ * calls them only for buffers it registered with the module (mem_reg or
+ * mem_alloc) and writes every pattern loop itself (core/pattern_rma*.c).
+ *
+ * Exposure: each rank packs what a peer needs to reach one of its buffers
+ * (rma_expose: an address and a remote key, an MR key, a window) into at
+ * most VS_RMA_BLOB_BYTES; core carries the blobs over the bootstrap, and the
+ * peer unpacks them (rma_attach) into a vs_rmem_t that it names in put, get
+ * and atomic.  rma_expose is called on every rank for the same buffers in the
+ * same order (a module whose library exposes collectively, as MPI windows
+ * are created, relies on it).
+ *
+ * Completion: put, get and atomic are non-blocking and complete through the
+ * ordinary test/wait.  A complete put means its local buffer may be reused,
+ * not that its bytes are at the target; a complete get or atomic means the
+ * data (the old word) is here.  Remote completion and the access epochs of
+ * a library that has them go through rma_epoch, which both sides call around
+ * each access, the origin with VS_RMA_ORIGIN and the target with
+ * VS_RMA_TARGET:
+ *   passive target (lock + flush; UCX, libfabric, shared memory): origin BEGIN does
+ *     nothing (or locks), origin END is a flush: every put and atomic it
+ *     issued to the peer is complete at the peer; target BEGIN/END do nothing;
+ *   fence: BEGIN and END are a fence on both sides;
+ *   post-start-complete-wait: origin BEGIN start, END complete; target BEGIN
+ *     post, END wait.
+ * After the origin's END and the target's rma_sync (MPI_Win_sync, where the
+ * library needs one), the target's loads see the bytes.  A target that polls
+ * its own exposed memory for a flag calls progress (if any) and rma_sync in
+ * the poll loop. */
+#define VS_RMA_BLOB_BYTES 1024
+
+struct vs_rmem {     /* vs_rmem_t, declared with vs_transport_t above */
+    uint64_t addr;   /* the peer's address of the buffer (what the module packed) */
+    size_t len;      /* bytes the peer exposed */
+    void *handle;    /* the module's: a UCX rkey, a libfabric MR key, a window */
+};
+
+enum vs_rma_role { VS_RMA_ORIGIN = 1, VS_RMA_TARGET = 2 };
+enum vs_rma_phase { VS_RMA_BEGIN = 1, VS_RMA_END = 2 };
+enum vs_amo { VS_AMO_FADD = 1, VS_AMO_CSWAP = 2 };
 
 typedef struct vs_transport_ops {
     uint32_t abi;         /* VS_TRANSPORT_ABI */
@@ -241,17 +290,21 @@ typedef struct vs_transport_ops {
     /* Modules with bootstrap(): their launcher.  NULL otherwise. */
     const vs_launcher_hint_t *launcher;
 
-    /* Optional memory, all four or none.  Without them core allocates page-
-     * aligned host memory, touches every page, and fills and compares buffers
-     * itself.  A module whose buffers core cannot address (device memory)
-     * allocates them (mem_alloc sets addr, len >= len asked, and desc; core
-     * then calls mem_reg only if the module wants both), and core reaches
-     * their bytes only through these:
+    /* Optional memory: all four, none, or mem_alloc and mem_free alone.
+     * Without them core allocates page-aligned host memory, touches every
+     * page, and fills and compares buffers itself.  With mem_alloc and
+     * mem_free alone the module allocates host memory itself (UCX's own, which
+     * its shared-memory transports reach directly; the module touches every
+     * page) and core still reads and writes it by address.  A module whose
+     * buffers core cannot address (device memory) allocates them (mem_alloc
+     * sets addr, len >= len asked, and desc; core then calls mem_reg only if
+     * the module wants both), and core reaches their bytes only through these:
      *   mem_fill    copy len host bytes from src into mem at offset off;
      *   mem_compare compare len bytes of mem at off with host bytes want,
      *               *diff says where they first differ (offset -1: equal).
      * Never called in a timed loop.  Patterns that compute on the buffers
-     * themselves (doublebuffer) need host memory and refuse such a module. */
+     * themselves (doublebuffer) or poll them (putnotify) need memory core can
+     * address and refuse a module with mem_fill. */
     int (*mem_alloc)(vs_transport_t *t, size_t len, vs_mem_t *mem);
     void (*mem_free)(vs_transport_t *t, vs_mem_t *mem);
     int (*mem_fill)(vs_transport_t *t, vs_mem_t *mem, size_t off, const void *src, size_t len);
@@ -261,7 +314,36 @@ typedef struct vs_transport_ops {
     /* What the module is to the analysis: VS_ROLE_* bits (0 for a library's module),
      * declared by --list --json and recorded with every run (transport.roles). */
     uint32_t roles;
+
+    /* ---- Interface 5: one-sided communication (above), all NULL when the module has none. ---- */
+    /* Pack what a peer needs to reach mem into blob (at most *len bytes, VS_RMA_BLOB_BYTES);
+     * set *len to the bytes used. */
+    int (*rma_expose)(vs_transport_t *t, vs_mem_t *mem, void *blob, size_t *len);
+    /* Unpack the blob peer packed for one of its buffers. */
+    int (*rma_attach)(vs_transport_t *t, int peer, const void *blob, size_t len, vs_rmem_t *out);
+    void (*rma_release)(vs_transport_t *t, vs_rmem_t *remote);
+    /* Write len bytes of local (from loff) into the peer's buffer at roff. */
+    int (*put)(vs_transport_t *t, const vs_mem_t *local, size_t loff, size_t len, int peer,
+               const vs_rmem_t *remote, size_t roff, vs_req_t *req);
+    /* Read len bytes of the peer's buffer at roff into local at loff. */
+    int (*get)(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t len, int peer,
+               const vs_rmem_t *remote, size_t roff, vs_req_t *req);
+    /* Optional: a 64-bit atomic on the peer's word at roff (8-byte aligned): VS_AMO_FADD adds
+     * operand, VS_AMO_CSWAP writes operand where the word equals compare; *result receives the
+     * word before, once complete.  NULL: the atomic patterns are refused (exit 77). */
+    int (*atomic)(vs_transport_t *t, int op, uint64_t operand, uint64_t compare, uint64_t *result,
+                  int peer, const vs_rmem_t *remote, size_t roff, vs_req_t *req);
+    /* Open (VS_RMA_BEGIN) or close (VS_RMA_END) one access to or from peer, as role. */
+    int (*rma_epoch)(vs_transport_t *t, int peer, int role, int phase);
+    /* Optional: make what peers wrote into mem visible to this rank's loads. */
+    int (*rma_sync)(vs_transport_t *t, vs_mem_t *mem);
 } vs_transport_ops_t;
+
+/* The size of an interface-4 ops table: everything before the one-sided operations. */
+#define VS_TRANSPORT_OPS_SIZE_4 offsetof(vs_transport_ops_t, rma_expose)
+/* True when ops (a table of ops->size bytes) has the one-sided operations. */
+#define VS_HAS_RMA(ops) ((ops)->size > offsetof(vs_transport_ops_t, rma_epoch) && (ops)->rma_expose && \
+                         (ops)->rma_attach && (ops)->put && (ops)->get && (ops)->rma_epoch)
 
 /* versus's own implementation, no library's: a yardstick that reports keep apart
  * from the libraries they compare. */
