@@ -23,14 +23,38 @@ def _cmd_summary(args) -> int:
                            include_invalid=args.include_invalid) if measured else {"runs": []}
     if imported:
         doc["imported"] = [imported_document(r) for r in imported]
+    lg = _summary_loggp(measured)
+    if lg:
+        doc["loggp"] = lg
     if args.json:
         print(dumps(doc))
     else:
         if measured:
             print(format_summary(doc))
+        if lg:
+            from .loggp import format_loggp
+            print()
+            print(format_loggp(lg))
         for d in doc.get("imported", []):
             print(format_imported(d))
     return 0
+
+
+def _summary_loggp(measured) -> dict | None:
+    """The LogGP parameters of every stack whose pingpong, overhead (delayed) and stream runs are
+    all among the files (docs/loggp.md); None when no stack has the three."""
+    if not measured:
+        return None
+    from .loggp import loggp_document
+    try:
+        doc = loggp_document(measured, require_all=False)
+    except InputError:
+        return None
+    if not doc["stacks"]:
+        return None
+    doc.pop("_objects", None)
+    doc["incomplete"] = []  # a summary of any runs: stacks without the three patterns are not news
+    return doc
 
 
 def _cmd_import(args) -> int:

@@ -172,3 +172,23 @@ def test_report_table_only_with_the_patterns(tmp_path):
     t = report_table(_runs(files))
     assert t is not None and len(t["rows"]) == 1 and t["rows"][0][0] == "synth"
     assert report_table(_runs([f for f in files if "stream" not in f])) is None
+
+
+def test_summary_shows_the_loggp_of_each_complete_stack(tmp_path, capsys):
+    """`versus summary` adds the LogGP table for the stacks whose three patterns are among its
+    files, the same figures as `versus loggp`, and nothing for a stack that lacks one."""
+    full = write_stack(tmp_path, "alpha", launches=1, **TRUTH)
+    part = write_stack(tmp_path, "beta", launches=1, seed=3, skip=("stream",), **TRUTH)
+    assert main(["summary", "--json", *full, *part]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["stack"] for s in doc["loggp"]["stacks"]] == ["alpha"]
+    assert doc["loggp"]["stacks"][0]["L"]["value"] == pytest.approx(0.3, rel=0.05)
+    assert main(["loggp", "--json", *full]) == 0
+    alone = json.loads(capsys.readouterr().out)["stacks"][0]
+    for k in ("L", "o_s", "o_r", "g", "G"):
+        assert doc["loggp"]["stacks"][0][k] == alone[k]
+    assert main(["summary", *full]) == 0
+    out = capsys.readouterr().out
+    assert "LogGP parameters per stack" in out and "o_s us" in out
+    assert main(["summary", "--json", *part]) == 0
+    assert "loggp" not in json.loads(capsys.readouterr().out)
