@@ -67,6 +67,18 @@ def down_and_check():
     vt.check(not left, f"down leaves no box, no switch and no host file ({left})")
 
 
+def check_relay_down(down, pid):
+    """After versus lab down (its result `down`) of a lab whose link was the relay (its pid): the
+    relay reported both directions' counters with nothing dropped, it is gone, and nothing of the
+    lab is left."""
+    vt.log(down.stdout)
+    lines = [ln for ln in down.stdout.splitlines() if ln.startswith("versus-link:")]
+    vt.check(len(lines) == 2 and all(" 0 dropped" in ln for ln in lines),
+             "down ends the relay, which reports its counters (nothing dropped)")
+    vt.check(not (pid and os.path.exists(f"/proc/{pid}")) and not leftovers(),
+             "no relay, namespace or host file is left")
+
+
 def on_boxes(transport, out, extra=(), env=(), boxes=("a", "b"), timeout=120):
     """One rank of versus-run on each box (rank 0 on the first, where they meet through the
     rendezvous, writing out); returns rank 0's exit status, stderr and stdout and the others'

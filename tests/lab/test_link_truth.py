@@ -30,7 +30,7 @@ import sys
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import across, lab, launch_load, leftovers, skip_loaded, summary  # noqa: E402  (beside this test)
+from boxes import across, check_relay_down, lab, launch_load, skip_loaded, summary  # noqa: E402  (beside this test)
 from versus import lab as vslab  # noqa: E402  (the relay's counters)
 
 PART = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -228,11 +228,7 @@ try:
     pid = open("/run/versus-lab/link.pid", encoding="utf-8").read().strip()
 finally:
     down = lab("down", check=False)
-vt.log(down.stdout)
-lines = [ln for ln in down.stdout.splitlines() if ln.startswith("versus-link:")]
-vt.check(len(lines) == 2 and all(" 0 dropped" in ln for ln in lines),
-         "down ends the relay, which reports its counters (nothing dropped)")
-vt.check(not os.path.exists(f"/proc/{pid}") and not leftovers(), "no relay, namespace or host file is left")
+check_relay_down(down, pid)
 vt.log("\n".join(figures))
 if unsteady:
     print(f"SKIP: the host was too unsteady to judge the delays: {unsteady}; the figures, not judged: "

@@ -36,7 +36,7 @@ import numpy as np
 import vstest as vt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boxes import across, lab, leftovers  # noqa: E402  (beside this test)
+from boxes import across, check_relay_down, lab  # noqa: E402  (beside this test)
 from versus.load import load_file  # noqa: E402
 from versus.loggp import loggp_document  # noqa: E402
 
@@ -151,11 +151,7 @@ try:
     vt.check(st["link"] == "relay" and st["delay_us"] == DELAY_US, "--delay puts the relay in place")
 finally:
     down = lab("down", check=False)
-vt.log(down.stdout)
-lines = [ln for ln in down.stdout.splitlines() if ln.startswith("versus-link:")]
-vt.check(len(lines) == 2 and all(" 0 dropped" in ln for ln in lines),
-         "down ends the relay, which reports its counters (nothing dropped)")
-vt.check(not os.path.exists(f"/proc/{pid}") and not leftovers(), "no relay, namespace or host file is left")
+check_relay_down(down, pid)
 vt.log("\n".join(figures))
 if unsteady:
     print(f"SKIP: the host was too unsteady to judge the delay: {unsteady}; the figures, not judged: "

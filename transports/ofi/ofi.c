@@ -1054,6 +1054,21 @@ static inline void vs_ofi_rma_start(vs_transport_t *t, vs_ofi_req_t *r, int peer
     t->rma_out[peer]++;
 }
 
+/* What put and get check before posting: one-sided operations here, the range inside the
+ * peer's buffer and inside the local one, and the local descriptor. */
+static inline int vs_ofi_rma_prep(vs_transport_t *t, const char *what, const char *what_local,
+                                  const vs_mem_t *local, size_t loff,
+                                  size_t len, int peer, const vs_rmem_t *remote, size_t roff, void **desc)
+{
+    if (__builtin_expect(!t->rma, 0))
+        return vs_ofi_rma_refuse(t, t->rma_refused);
+    if (__builtin_expect(!vs_ofi_rma_fits(t, peer, roff, len, remote->len), 0))
+        return vs_ofi_rma_bad_args(t, what, peer, roff, len, remote->len);
+    if (__builtin_expect(loff > local->len || len > local->len - loff, 0))
+        return vs_ofi_rma_bad_args(t, what_local, peer, loff, len, local->len);
+    return vs_ofi_local_desc(t, local, desc);
+}
+
 /* FI_DELIVERY_COMPLETE: the put completes once its bytes are in the target's
  * memory, so that the origin's END only has to wait for its completions.  A
  * put of 0 B has no bytes to deliver and goes without it (libfabric 1.17's
@@ -1064,13 +1079,7 @@ static int vs_ofi_put(vs_transport_t *t, const vs_mem_t *local, size_t loff, siz
     vs_ofi_req_t *r = (vs_ofi_req_t *)req->opaque;
     void *desc;
     ssize_t rc;
-    if (__builtin_expect(!t->rma, 0))
-        return vs_ofi_rma_refuse(t, t->rma_refused);
-    if (__builtin_expect(!vs_ofi_rma_fits(t, peer, roff, len, remote->len), 0))
-        return vs_ofi_rma_bad_args(t, "put", peer, roff, len, remote->len);
-    if (__builtin_expect(loff > local->len || len > local->len - loff, 0))
-        return vs_ofi_rma_bad_args(t, "put (local)", peer, loff, len, local->len);
-    if ((rc = vs_ofi_local_desc(t, local, &desc)))
+    if ((rc = vs_ofi_rma_prep(t, "put", "put (local)", local, loff, len, peer, remote, roff, &desc)))
         return (int)rc;
     struct iovec iov = {(char *)local->addr + loff, len};
     struct fi_rma_iov rma = {remote->addr + roff, len, ((const vs_ofi_rkey_t *)remote->handle)->key};
@@ -1091,13 +1100,7 @@ static int vs_ofi_get(vs_transport_t *t, vs_mem_t *local, size_t loff, size_t le
     vs_ofi_req_t *r = (vs_ofi_req_t *)req->opaque;
     void *desc;
     ssize_t rc;
-    if (__builtin_expect(!t->rma, 0))
-        return vs_ofi_rma_refuse(t, t->rma_refused);
-    if (__builtin_expect(!vs_ofi_rma_fits(t, peer, roff, len, remote->len), 0))
-        return vs_ofi_rma_bad_args(t, "get", peer, roff, len, remote->len);
-    if (__builtin_expect(loff > local->len || len > local->len - loff, 0))
-        return vs_ofi_rma_bad_args(t, "get (local)", peer, loff, len, local->len);
-    if ((rc = vs_ofi_local_desc(t, local, &desc)))
+    if ((rc = vs_ofi_rma_prep(t, "get", "get (local)", local, loff, len, peer, remote, roff, &desc)))
         return (int)rc;
     VS_OFI_POST(t, rc, fi_read(t->ep, (char *)local->addr + loff, len, desc, t->peers[peer],
                                remote->addr + roff, ((const vs_ofi_rkey_t *)remote->handle)->key, &r->ctx));
