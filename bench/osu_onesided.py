@@ -1,9 +1,25 @@
 #!/usr/bin/env python3
-"""versus's one-sided patterns over Open MPI beside OSU's one-sided benchmarks (OSU 7.x,
-built with the same Open MPI's mpicc): the same operations, windows and synchronisation,
-the same sizes, the same launcher and binding (mpirun --bind-to core --map-by core), run in
-interleaved A/B rounds (the order flips every round).  Prints every round and, per case and
-size, the medians over the rounds and the ratio versus/OSU.
+"""versus's one-sided patterns over Open MPI or MPICH beside OSU's one-sided benchmarks (OSU
+7.x, built with the same MPI's mpicc): the same operations, windows and synchronisation, the
+same sizes, the same launcher and binding, run in interleaved A/B rounds (the order flips
+every round).  Prints every round and, per case and size, the medians over the rounds and
+the ratio versus/OSU.
+  --mpi openmpi (default)  mpirun.openmpi -np 2 --bind-to core --map-by core, versus
+                           --transport openmpi, OSU built with mpicc.openmpi;
+  --mpi mpich              mpiexec.mpich -n 2 -bind-to core, versus --transport mpich, OSU
+                           built with mpicc.mpich.
+An OSU program linked with the other MPI is refused (exit 2): under the other launcher it
+would run as two one-rank jobs.
+
+Measured on a 2-CPU machine (docs/patterns.md, "Beside OSU's one-sided benchmarks", has the
+tables), sync=lock, versus/OSU of the medians over the rounds:
+  Open MPI 4.1.4, 15 rounds: latency and atomics 0.94-1.06; put bandwidth 0.92, 1.17 and
+    3.13 at 8 B, 4 KiB and 1 MiB.
+  MPICH 4.0.2 (ch4:ucx), 9 rounds (--rounds 9 --cases put_lat,get_lat,fop,cas): put latency
+    1.02, 1.00, 0.97 and get latency 0.98, 0.98, 1.00 at 8 B, 4 KiB, 1 MiB,
+    fetch-and-add 0.98, compare-and-swap 1.02; 5 rounds of put bandwidth: 1.03, 1.06, 1.81.
+  The 1 MiB bandwidth gap is OSU's W distinct slots (below): over MPICH a copy of osu_put_bw
+  putting all W into slot 0 measured 10761 MB/s, versus 10449, the unchanged OSU 7830.
 
 What is timed, per iteration (OSU) and per sample unit (versus), with -s flush <-> sync=lock:
   put, get latency   OSU: MPI_Put (MPI_Get) + MPI_Win_flush inside one MPI_Win_lock of the
@@ -32,7 +48,7 @@ fences (starts) before and after (completes) W operations and the target fences 
 post/wait on each side) and halves it, versus times one direction (two fences; start/
 complete against post/wait); the ratio there compares two different loops.
 
-usage: bench/osu_onesided.py --osu-dir DIR [--rounds N] [--sync lock,fence,pscw]
+usage: bench/osu_onesided.py --osu-dir DIR [--mpi openmpi|mpich] [--rounds N] [--sync lock,fence,pscw]
                              [--cases put_lat,get_lat,put_bw,get_bw,fop,cas] [--versus PATH]
   DIR holds the built osu_put_latency, osu_get_latency, osu_put_bw, osu_get_bw,
   osu_fop_latency and osu_cas_latency (c/mpi/one-sided of an OSU build).
@@ -63,11 +79,33 @@ CASES = {
 OSU_SYNC = {"lock": "flush", "fence": "fence", "pscw": "pscw"}
 
 
+# --mpi: the launcher (two ranks, one per core), versus's module, and the library an OSU
+# program built with that MPI's mpicc names in its dynamic section
+MPIS = {
+    "openmpi": (["mpirun.openmpi", "-np", "2", "--bind-to", "core", "--map-by", "core"], "openmpi",
+                b"libmpi.so", "Open MPI's mpicc (mpicc.openmpi)", "openmpi-bin"),
+    "mpich": (["mpiexec.mpich", "-n", "2", "-bind-to", "core"], "mpich",
+              b"libmpich.so", "MPICH's mpicc (mpicc.mpich)", "mpich"),
+}
+MPI = "openmpi"
+
+
 def mpirun():
-    cmd = ["mpirun.openmpi", "-np", "2", "--bind-to", "core", "--map-by", "core"]
-    if os.geteuid() == 0:
+    cmd = list(MPIS[MPI][0])
+    if MPI == "openmpi" and os.geteuid() == 0:
         cmd.insert(1, "--allow-run-as-root")
     return cmd
+
+
+def linked_mpi(path):
+    """Which MPI library the program at path is linked with (by the name in its dynamic
+    section), or None when neither name is in it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    for name, spec in MPIS.items():  # "libmpich.so" does not contain "libmpi.so"
+        if spec[2] in data:
+            return name
+    return None
 
 
 def iterations(kind, size):
@@ -78,8 +116,12 @@ def iterations(kind, size):
 
 
 def run(cmd, timeout=300):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
-                       stdin=subprocess.DEVNULL)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        sys.exit(f"no end after {timeout} s (killed): {' '.join(cmd)}\n{err[-2000:]}")
     if p.returncode:
         sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr[-2000:]}")
     return p.stdout
@@ -111,7 +153,7 @@ def versus(runner, case, sync, size, tmp, rnd):
     else:
         n, skip = max(n // 10, 50), skip
     out = os.path.join(tmp, f"{case}-{sync}-{size}-{rnd}.jsonl")
-    cmd = mpirun() + [runner, "--transport", "openmpi", "--transport-opt", f"sync={sync}", "--pattern", pattern,
+    cmd = mpirun() + [runner, "--transport", MPIS[MPI][1], "--transport-opt", f"sync={sync}", "--pattern", pattern,
                       "--variant", variant, "--sizes", str(size), "--iterations", str(n), "--iterations-large",
                       str(n), "--warmup", str(skip), "--warmup-large", str(skip), "--quiet", "--out", out]
     if kind == "bw":
@@ -120,6 +162,8 @@ def versus(runner, case, sync, size, tmp, rnd):
     with open(out, encoding="utf-8") as f:
         recs = [json.loads(x) for x in f if x.strip()]
     run_rec = next(r for r in recs if r["record"] == "run")
+    if run_rec["transport"].get("name", MPIS[MPI][1]) != MPIS[MPI][1]:
+        sys.exit(f"versus ran transport {run_rec['transport'].get('name')}, not {MPIS[MPI][1]}")
     if run_rec["transport"]["attrs"].get("rma_sync") != sync:
         sys.exit(f"versus ran sync={run_rec['transport']['attrs'].get('rma_sync')}, not {sync}")
     s = next(r for r in recs if r["record"] == "size")
@@ -134,6 +178,8 @@ def versus(runner, case, sync, size, tmp, rnd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--osu-dir", required=True)
+    ap.add_argument("--mpi", choices=sorted(MPIS), default="openmpi",
+                    help="the MPI under both tools (default openmpi); OSU must be built with its mpicc")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sync", default="lock")
     ap.add_argument("--cases", default=",".join(CASES))
@@ -149,19 +195,30 @@ def main():
         sys.stderr.write(f"osu_onesided.py: unknown {', '.join(bad) or 'rounds'} (sync: lock, fence, pscw; "
                          f"cases: {', '.join(CASES)})\n")
         sys.exit(2)
+    global MPI
+    MPI = a.mpi
+    launcher, _, _, mpicc, pkg = MPIS[MPI]
     missing = [CASES[c][0] for c in cases if not os.access(os.path.join(a.osu_dir, CASES[c][0]), os.X_OK)]
     if missing:
         sys.stderr.write(f"osu_onesided.py: not in {a.osu_dir}: {', '.join(missing)} (build OSU's c/mpi/one-sided "
-                         "with Open MPI's mpicc)\n")
+                         f"with {mpicc})\n")
         sys.exit(2)
-    if not shutil.which("mpirun.openmpi"):
-        sys.stderr.write("osu_onesided.py: mpirun.openmpi not found (apt install openmpi-bin)\n")
+    # a program of the other MPI under this launcher runs as two one-rank jobs
+    other = sorted({(CASES[c][0], m) for c in cases
+                    for m in [linked_mpi(os.path.join(a.osu_dir, CASES[c][0]))] if m and m != MPI})
+    if other:
+        sys.stderr.write(f"osu_onesided.py: {', '.join(p for p, _ in other)} in {a.osu_dir} linked with "
+                         f"{other[0][1]}, not {MPI} (build OSU with {mpicc}, or give --mpi {other[0][1]})\n")
+        sys.exit(2)
+    if not shutil.which(launcher[0]):
+        sys.stderr.write(f"osu_onesided.py: {launcher[0]} not found (apt install {pkg})\n")
         sys.exit(2)
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     tmp = tempfile.mkdtemp(prefix="versus-osu-")
     keys = [(c, s, z) for s in syncs for c in cases for z in CASES[c][4]]
     got = {k: ([], [], [], []) for k in keys}  # versus median, versus mean, OSU P50, OSU mean
+    print(f"# {MPI}: {' '.join(mpirun())} ...", flush=True)
     for i in range(a.rounds):
         print(f"# round {i + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
         for k in keys:
