@@ -57,9 +57,10 @@ def find_versus(arg=None):
     return shutil.which("versus-run")
 
 
-def iters_for(size, quick=False):
-    """(measured, warm-up) operations for a size: about the same time at every size."""
-    n = min(20000, max(200, int(2e9 / max(size, 1))))
+def iters_for(size, quick=False, scale=1):
+    """(measured, warm-up) operations for a size: about the same time at every size (scale times
+    as many)."""
+    n = min(20000, max(200, int(2e9 / max(size, 1)))) * scale
     if quick:
         n = max(100, n // 4)
     return n, max(10, n // 10)
@@ -100,10 +101,10 @@ def batch_for(size):
     return 50 if size < 4096 else 1
 
 
-def versus_figure(kind, exe, size, cpus, env, tmp, memory="ucx", window=16, quick=False, keep=None):
+def versus_figure(kind, exe, size, cpus, env, tmp, memory="ucx", window=16, quick=False, keep=None, scale=1):
     """The versus side of a pair: a time in us (latencies) or MB/s (put_bw); and the run's
     provider, memory and load (the end record's waited share)."""
-    n, warm = iters_for(size, quick)
+    n, warm = iters_for(size, quick, scale)
     b = batch_for(size)
     if kind == "put_lat":
         rec, run, end = versus(exe, "putnotify", "ordered", size, n, warm, cpus, env, tmp, memory, keep=keep)
@@ -170,8 +171,8 @@ def perftest(test, size, n, warm, cpus, env, outstanding=None):
     return float(f[1]), float(f[5]) * MIB / 1e6
 
 
-def perftest_figure(kind, size, cpus, env, window=16, quick=False):
-    n, warm = iters_for(size, quick)
+def perftest_figure(kind, size, cpus, env, window=16, quick=False, scale=1):
+    n, warm = iters_for(size, quick, scale)
     if kind == "put_bw":
         return perftest("ucp_put_bw", size, n, warm, cpus, env, outstanding=window)[1]
     if kind == "fadd_lat":
