@@ -65,7 +65,7 @@ def main():
     else:
         for rank in (0, 1):
             mine = [ln for ln in oks if ln.startswith(f"rank {rank}:")]
-            want = 10 + ("--expect-shm-mapping" in args) - ("--truncation-ends-stream" in args)
+            want = 11 + ("--expect-shm-mapping" in args) - ("--truncation-ends-stream" in args)
             vstest.check(len(mine) == want, f"rank {rank} passed all {want} checks (got {len(mine)})")
         vstest.check("module says:" in p.stderr, "-EMSGSIZE came with the module's explanation")
     return 0

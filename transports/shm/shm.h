@@ -26,17 +26,43 @@
 #define SHM_ACKS 256     /* single-copy sends in flight per channel */
 #define SHM_MAPS 16      /* peer buffers kept mapped per peer */
 
+/* One poll of a spin: let the writer's request for the line through. */
+#if defined(__x86_64__) || defined(__i386__)
+#define SHM_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define SHM_RELAX() __asm__ volatile("yield")
+#else
+#define SHM_RELAX() ((void)0)
+#endif
+
 enum { REC_EAGER = 1, REC_LARGE = 2, REC_WRAP = 3, REC_MAP = 4 };
 
 typedef struct shm_line {
     uint64_t flag;   /* scrambled position, written last */
     uint64_t tag;
     uint64_t len;
-    uint32_t kind;
-    uint32_t nlines;
+    uint32_t kind : 8;
+    uint32_t nlines : 24; /* a record spans fewer than 2^24 lines (the ring's maximum) */
+    uint32_t box_ack;     /* the writer's box_read of the reverse channel (low 32 bits) */
     unsigned char data[SHM_INLINE];
 } shm_line_t;
 _Static_assert(sizeof(shm_line_t) == SHM_LINE, "a ring record header is one cache line");
+
+/* The channel's box: one line the sender rewrites in place for a message of
+ * up to SHM_BOX_DATA bytes while the ring is empty, so that a small-message
+ * ping-pong moves the same two lines back and forth, as a bare cache-line
+ * ping-pong does, instead of a fresh ring line each time. */
+#define SHM_BOX_DATA 32
+typedef struct shm_box {
+    uint64_t flag;     /* scrambled box sequence number, written last */
+    uint64_t tag;
+    uint32_t len;
+    uint32_t box_ack;  /* the writer's box_read of the reverse channel (low 32 bits) */
+    uint32_t ring_ack; /* the writer's rx_head of the reverse channel (low 32 bits) */
+    uint32_t unused;
+    unsigned char data[SHM_BOX_DATA];
+} shm_box_t;
+_Static_assert(sizeof(shm_box_t) == SHM_LINE, "the box is one cache line");
 
 /* Counters of one channel, each on its own line (one writer each). */
 typedef struct shm_ctrl {
@@ -46,6 +72,7 @@ typedef struct shm_ctrl {
     /* single copy: acks[seq % SHM_ACKS] = seq + 1 once the receiver has
      * copied message seq out of the sender's buffer (receiver) */
     _Alignas(SHM_LINE) uint64_t acks[SHM_ACKS];
+    _Alignas(SHM_LINE) shm_box_t box; /* (sender) */
 } shm_ctrl_t;
 _Static_assert(sizeof(shm_ctrl_t) <= SHM_PAGE, "a channel's counters fit its first page");
 
@@ -130,12 +157,14 @@ typedef struct shm_peer {
     shm_line_t *tx_ring;
     unsigned char *tx_stage;
     uint64_t tx_tail, tx_head_seen, tx_filled, tx_drained_seen;
+    uint64_t tx_box, tx_box_acked; /* box messages sent, known read by the peer */
     vs_matchq_t sendq;     /* shm_req_t: sends not yet fully written */
     /* peer -> me */
     shm_ctrl_t *rx_ctrl;
     shm_line_t *rx_ring;
     const unsigned char *rx_stage;
     uint64_t rx_head, rx_drained, rx_filled_seen;
+    uint64_t rx_box;       /* box messages read */
     vs_matchq_t posted;    /* shm_req_t: receives waiting for a message */
     vs_matchq_t unexp;     /* shm_unexp_t: messages waiting for a receive */
     vs_matchq_t large;     /* shm_large_t: large messages in staging order */
@@ -158,6 +187,7 @@ struct vs_transport {
     size_t seg_bytes;
     uint64_t key;
     unsigned long polls;
+    unsigned long next_liveness; /* polls at which the peers' pids are checked next */
     shm_cpu_t *cpu_of;      /* per rank, in the segment's first page */
     int my_cpu;             /* last value this rank published */
     shm_peer_t *peers;
@@ -168,6 +198,12 @@ struct vs_transport {
 static inline uint64_t flag_of(const vs_transport_t *t, uint64_t pos)
 {
     return (pos + 1) ^ t->key;
+}
+
+/* The box's flag for its n-th message (n from 0): never the ring's. */
+static inline uint64_t box_flag_of(const vs_transport_t *t, uint64_t n)
+{
+    return (n + 1) ^ t->key ^ (1ULL << 62);
 }
 
 static inline size_t lines_for(size_t len)
@@ -182,6 +218,8 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
                   vs_req_t *req);
 int shm_test(vs_transport_t *t, vs_req_t *req, int *done);
 int shm_wait(vs_transport_t *t, vs_req_t *req);
+int shm_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag);
+int shm_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag);
 int shm_progress(vs_transport_t *t);
 /* Frees what a peer's queues own (unexpected messages, buffered payloads). */
 void shm_peer_lists_free(shm_peer_t *p);

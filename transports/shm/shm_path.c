@@ -62,6 +62,7 @@ static shm_line_t *ring_reserve(vs_transport_t *t, shm_peer_t *p, size_t n)
         shm_line_t *w = &p->tx_ring[idx];
         w->kind = REC_WRAP;
         w->nlines = (uint32_t)fill;
+        w->box_ack = (uint32_t)p->rx_box;
         __atomic_store_n(&w->flag, flag_of(t, p->tx_tail), __ATOMIC_RELEASE);
         p->tx_tail += fill;
         idx = 0;
@@ -78,8 +79,86 @@ static inline void ring_publish(vs_transport_t *t, shm_peer_t *p, shm_line_t *l,
     l->len = len;
     l->kind = (uint32_t)kind;
     l->nlines = (uint32_t)n;
+    l->box_ack = (uint32_t)p->rx_box;
     __atomic_store_n(&l->flag, flag_of(t, p->tx_tail), __ATOMIC_RELEASE);
     p->tx_tail += n;
+}
+
+/* Up to SHM_BOX_DATA bytes, inlined: the payloads of the box and of a
+ * one-line record are too short for a call to pay. */
+static inline void copy_small(unsigned char *d, const unsigned char *s, size_t n)
+{
+    if (n >= 16) {
+        __builtin_memcpy(d, s, 16);
+        __builtin_memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        __builtin_memcpy(d, s, 8);
+        __builtin_memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        __builtin_memcpy(d, s, 4);
+        __builtin_memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
+/* What a record from the peer says the peer has read of this rank's box
+ * and ring (the low 32 bits of each counter; neither runs more than 2^32
+ * ahead of what the peer has read). */
+static inline void learn_box(shm_peer_t *p, uint32_t box_ack)
+{
+    uint64_t acked = p->tx_box - (uint32_t)((uint32_t)p->tx_box - box_ack);
+    if (acked > p->tx_box_acked)
+        p->tx_box_acked = acked;
+}
+
+static inline void learn_ring(vs_transport_t *t, shm_peer_t *p, uint32_t ring_ack)
+{
+    uint64_t head = p->tx_tail - (uint32_t)((uint32_t)p->tx_tail - ring_ack);
+    if (head > p->tx_head_seen && p->tx_tail - head <= t->ring_lines)
+        p->tx_head_seen = head;
+}
+
+/* Send through the box when it may be used: the peer has read the box's
+ * last message and every ring record (so the box's message is the oldest
+ * unread one, which is the order the receiver reads in: box first).
+ * Returns 1 when sent. */
+static inline int box_send(vs_transport_t *t, shm_peer_t *p, const unsigned char *buf, size_t len, uint64_t tag)
+{
+    if (len > SHM_BOX_DATA || p->tx_box != p->tx_box_acked)
+        return 0;
+    if (p->tx_tail != p->tx_head_seen) {
+        p->tx_head_seen = __atomic_load_n(&p->tx_ctrl->ring_head, __ATOMIC_ACQUIRE);
+        if (p->tx_tail != p->tx_head_seen)
+            return 0;
+    }
+    shm_box_t *b = &p->tx_ctrl->box;
+    copy_small(b->data, buf, len);
+    b->tag = tag;
+    b->len = (uint32_t)len;
+    b->box_ack = (uint32_t)p->rx_box;
+    b->ring_ack = (uint32_t)p->rx_head;
+    __atomic_store_n(&b->flag, box_flag_of(t, p->tx_box), __ATOMIC_RELEASE);
+    p->tx_box++;
+    return 1;
+}
+
+/* The peer's box holds a message this rank has not read (acquire). */
+static inline int box_ready(const vs_transport_t *t, const shm_peer_t *p)
+{
+    return __atomic_load_n(&p->rx_ctrl->box.flag, __ATOMIC_ACQUIRE) == box_flag_of(t, p->rx_box);
+}
+
+/* The box's message has been copied out: learn what it acknowledges and
+ * count it read (the peer learns that from this rank's next record). */
+static inline void box_consumed(vs_transport_t *t, shm_peer_t *p)
+{
+    const shm_box_t *b = &p->rx_ctrl->box;
+    learn_box(p, b->box_ack);
+    learn_ring(t, p, b->ring_ack);
+    p->rx_box++;
 }
 
 /* Has the receiver copied single-copy message ack - 1 (ack = seq + 1; 0 or
@@ -95,6 +174,8 @@ static inline int acked(shm_peer_t *p, uint64_t ack)
 static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
 {
     if (r->len <= t->eager_limit) {
+        if (box_send(t, p, r->buf, r->len, r->link.tag))
+            return 1;
         size_t n = lines_for(r->len);
         shm_line_t *l = ring_reserve(t, p, n);
         if (!l)
@@ -245,8 +326,27 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
 {
     for (;;) {
         shm_line_t *l = &p->rx_ring[p->rx_head & (t->ring_lines - 1)];
-        if (__atomic_load_n(&l->flag, __ATOMIC_ACQUIRE) != flag_of(t, p->rx_head))
+        /* the ring's flag first, then the box's: a box message written
+         * before this record is seen, and read first */
+        int ring_ready = __atomic_load_n(&l->flag, __ATOMIC_ACQUIRE) == flag_of(t, p->rx_head);
+        if (box_ready(t, p)) {
+            const shm_box_t *b = &p->rx_ctrl->box;
+            shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, b->tag));
+            if (r && b->len <= r->len) {
+                copy_small(r->buf, b->data, b->len);
+                r->done = 1;
+            } else if (r) {
+                recv_too_short(t, r, peer, b->tag, b->len);
+            } else if (unexp_add(p, b->tag, b->len, b->data, NULL, NULL)) {
+                ERR(t, "out of memory for an unexpected %u B message", (unsigned)b->len);
+                return -ENOMEM;
+            }
+            box_consumed(t, p);
+            continue;
+        }
+        if (!ring_ready)
             return 0;
+        learn_box(p, l->box_ack);
         size_t len = l->len;
         if (l->kind == REC_EAGER) {
             shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
@@ -380,8 +480,10 @@ int shm_progress(vs_transport_t *t)
         if (p->sendq.head)
             send_queue_progress(t, p);
     }
-    if ((++t->polls & SHM_LIVENESS_MASK) == 0)
+    if (++t->polls >= t->next_liveness) {
+        t->next_liveness = t->polls + SHM_LIVENESS_MASK + 1;
         return check_liveness(t);
+    }
     return 0;
 }
 
@@ -448,23 +550,117 @@ int shm_test(vs_transport_t *t, vs_req_t *req, int *done)
     return rc ? rc : (*done ? r->err : 0);
 }
 
-int shm_wait(vs_transport_t *t, vs_req_t *req)
+/* The CPU this rank waits on, published for its peers; returned. */
+static inline int publish_cpu(vs_transport_t *t)
 {
-    shm_req_t *r = (shm_req_t *)req->opaque;
     int cpu = sched_getcpu();
     if (cpu != t->my_cpu) {
         t->my_cpu = cpu;
         __atomic_store_n(&t->cpu_of[t->rank].cpu, cpu, __ATOMIC_RELAXED);
     }
+    return cpu;
+}
+
+/* Every SHM_YIELD_POLLS fruitless polls: hand the CPU over when the peer
+ * waits on it too (it needs this CPU to answer). */
+static inline void maybe_yield(vs_transport_t *t, int peer, int cpu)
+{
+    if (__atomic_load_n(&t->cpu_of[peer].cpu, __ATOMIC_RELAXED) == cpu)
+        sched_yield();
+}
+
+int shm_wait(vs_transport_t *t, vs_req_t *req)
+{
+    shm_req_t *r = (shm_req_t *)req->opaque;
+    int cpu = publish_cpu(t);
     for (unsigned long polls = 1; !req_done(t, r); polls++) {
         int rc = shm_progress(t);
         if (rc)
             return rc;
-        if (polls % SHM_YIELD_POLLS == 0 &&
-            __atomic_load_n(&t->cpu_of[r->peer].cpu, __ATOMIC_RELAXED) == cpu)
-            sched_yield(); /* the peer needs this CPU to answer */
+        if (polls % SHM_YIELD_POLLS == 0)
+            maybe_yield(t, r->peer, cpu);
     }
     return r->err;
+}
+
+/* Blocking send: an eager message that finds room in the ring is written
+ * and complete at once, with no request to set up and no wait; anything
+ * else is post + wait. */
+int shm_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint64_t tag)
+{
+    int rc = check_peer(t, peer, len);
+    if (rc)
+        return rc;
+    shm_peer_t *p = &t->peers[peer];
+    if (len <= t->eager_limit && !p->sendq.head) {
+        if (box_send(t, p, mem->addr, len, tag))
+            return 0;
+        size_t n = lines_for(len);
+        shm_line_t *l = ring_reserve(t, p, n);
+        if (l) {
+            memcpy(l->data, mem->addr, len);
+            ring_publish(t, p, l, REC_EAGER, tag, len, n);
+            return 0;
+        }
+    }
+    vs_req_t req;
+    if ((rc = shm_post_send(t, mem, len, peer, tag, &req)))
+        return rc;
+    return shm_wait(t, &req);
+}
+
+/* Blocking receive.  When nothing from `peer` is queued here (no unexpected
+ * arrival, no posted receive, no large message in staging), the next record
+ * in its ring is the message this receive matches if its tag is `tag`: spin
+ * on that record's flag alone and, for an eager record of this tag that fits,
+ * copy the payload straight out of the ring.  Every SHM_YIELD_POLLS polls the
+ * full progress runs (the other peers, queued sends, the liveness check),
+ * which may move the record into the unexpected list; then, and for any other
+ * record, the receive is post + wait. */
+int shm_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t tag)
+{
+    int rc = check_peer(t, peer, len);
+    if (rc)
+        return rc;
+    shm_peer_t *p = &t->peers[peer];
+    if (!p->unexp.head && !p->posted.head && !p->large.head) {
+        int cpu = publish_cpu(t);
+        const shm_box_t *b = &p->rx_ctrl->box;
+        for (unsigned long polls = 1;; polls++) {
+            shm_line_t *l = &p->rx_ring[p->rx_head & (t->ring_lines - 1)];
+            int ring_ready = __atomic_load_n(&l->flag, __ATOMIC_ACQUIRE) == flag_of(t, p->rx_head);
+            if (box_ready(t, p)) {
+                if (b->tag != tag || b->len > len)
+                    break;
+                copy_small(mem->addr, b->data, b->len);
+                box_consumed(t, p);
+                return 0;
+            }
+            if (ring_ready) {
+                if (l->kind != REC_EAGER || l->tag != tag || l->len > len)
+                    break;
+                learn_box(p, l->box_ack);
+                if (l->len)
+                    memcpy(mem->addr, l->data, l->len);
+                p->rx_head += l->nlines;
+                __atomic_store_n(&p->rx_ctrl->ring_head, p->rx_head, __ATOMIC_RELEASE);
+                return 0;
+            }
+            SHM_RELAX();
+            if (polls % SHM_YIELD_POLLS == 0) {
+                t->polls += SHM_YIELD_POLLS - 1;
+                if ((rc = shm_progress(t)))
+                    return rc;
+                if (p->unexp.head || p->large.head)
+                    break;
+                maybe_yield(t, peer, cpu);
+            }
+        }
+    }
+    vs_req_t req;
+    if ((rc = shm_post_recv(t, mem, len, peer, tag, &req)))
+        return rc;
+    return shm_wait(t, &req);
 }
 
 /* ---- one-sided operations (shm_map.c maps the partner's exposed buffer):
