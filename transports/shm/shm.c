@@ -71,7 +71,9 @@
  * writer's request for the line is not held up by a flood of loads), and
  * copies the payload out itself when the record is the eager message it
  * wants; every 1024 polls it runs the full progress, and anything else is
- * post + wait.
+ * post + wait.  wait on a receive likewise progresses with that receive's
+ * peer alone (its box, ring, staging and queued sends), with a pause per
+ * poll, and with every peer every 1024 polls.
  *
  * wait spins on progress.  Each rank publishes the CPU it waits on; a rank
  * that finds its peer on its own CPU (same-core placement, or the host

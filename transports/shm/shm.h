@@ -139,6 +139,7 @@ typedef struct shm_unexp {
 struct shm_req {
     vs_matchq_link_t link; /* tag; place in a send queue or among posted receives */
     int done, err, peer;
+    int recv;              /* a receive (else a send or a one-sided operation) */
     unsigned char *buf;
     size_t len;            /* send: message length; recv: capacity */
     size_t off;            /* send: payload bytes in staging */

@@ -464,6 +464,19 @@ static int check_liveness(vs_transport_t *t)
     return 0;
 }
 
+/* What one peer sent, and what this rank still has to send it. */
+static inline int peer_progress(vs_transport_t *t, int r, shm_peer_t *p)
+{
+    int rc = ring_progress(t, r, p);
+    if (!rc && p->large.head)
+        rc = staging_progress(t, p);
+    if (rc)
+        return rc;
+    if (p->sendq.head)
+        send_queue_progress(t, p);
+    return 0;
+}
+
 int shm_progress(vs_transport_t *t)
 {
     if (!t->peers)
@@ -471,14 +484,9 @@ int shm_progress(vs_transport_t *t)
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank)
             continue;
-        shm_peer_t *p = &t->peers[r];
-        int rc = ring_progress(t, r, p);
-        if (!rc && p->large.head)
-            rc = staging_progress(t, p);
+        int rc = peer_progress(t, r, &t->peers[r]);
         if (rc)
             return rc;
-        if (p->sendq.head)
-            send_queue_progress(t, p);
     }
     if (++t->polls >= t->next_liveness) {
         t->next_liveness = t->polls + SHM_LIVENESS_MASK + 1;
@@ -494,7 +502,7 @@ int shm_post_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64
     if (rc)
         return rc;
     shm_req_t *r = (shm_req_t *)req->opaque;
-    *r = (shm_req_t){.link.tag = tag, .peer = peer, .buf = mem->addr, .len = len};
+    *r = (shm_req_t){.link.tag = tag, .peer = peer, .buf = mem->addr, .len = len, .recv = 1};
     shm_peer_t *p = &t->peers[peer];
     shm_unexp_t *u = UNEXP_OF(vs_matchq_take(&p->unexp, tag));
     if (u && u->mapped) {
@@ -573,6 +581,27 @@ int shm_wait(vs_transport_t *t, vs_req_t *req)
 {
     shm_req_t *r = (shm_req_t *)req->opaque;
     int cpu = publish_cpu(t);
+    if (r->recv && !r->done) {
+        /* a receive: progress with its peer alone, with a pause per poll
+         * as the blocking receive does, the full progress every
+         * SHM_YIELD_POLLS polls */
+        shm_peer_t *p = &t->peers[r->peer];
+        for (unsigned long polls = 1; !r->done; polls++) {
+            int rc = peer_progress(t, r->peer, p);
+            if (rc)
+                return rc;
+            if (r->done)
+                break;
+            SHM_RELAX();
+            if (polls % SHM_YIELD_POLLS == 0) {
+                t->polls += SHM_YIELD_POLLS - 1;
+                if ((rc = shm_progress(t)))
+                    return rc;
+                maybe_yield(t, r->peer, cpu);
+            }
+        }
+        return r->err;
+    }
     for (unsigned long polls = 1; !req_done(t, r); polls++) {
         int rc = shm_progress(t);
         if (rc)
