@@ -70,14 +70,15 @@
  * next ring line alone, with a pause instruction per poll (on x86: the
  * writer's request for the line is not held up by a flood of loads), and
  * copies the payload out itself when the record is the eager message it
- * wants; every 1024 polls it runs the full progress, and anything else is
+ * wants; every 256 polls (as long as 1024 without a pause) it runs the full
+ * progress (and yields when the peer waits on this CPU); anything else is
  * post + wait.  wait on a receive likewise progresses with that receive's
  * peer alone (its box, ring, staging and queued sends), with a pause per
- * poll, and with every peer every 1024 polls.
+ * poll, and with every peer every 256 polls.
  *
  * wait spins on progress.  Each rank publishes the CPU it waits on; a rank
  * that finds its peer on its own CPU (same-core placement, or the host
- * moved one) calls sched_yield() every 1024 fruitless polls so the peer can
+ * moved one) calls sched_yield() every 1024 fruitless polls (256 where each pauses) so the peer can
  * run.  Ranks on different CPUs never yield: yielding on a busy host hands
  * the CPU away for a whole time slice.
  */
@@ -381,7 +382,7 @@ static int shm_query(vs_transport_t *t, vs_transport_info_t *info)
     else
         vs_info_attr(info, "single_copy", "%s", t->single_why);
     vs_info_attr(info, "peer_check", "pid liveness (kill 0, /proc zombie) every 4194304 polls");
-    vs_info_attr(info, "wait", "spin; sched_yield every 1024 polls if the peer is on this CPU");
+    vs_info_attr(info, "wait", "spin; sched_yield every 1024 polls (256 pausing ones) if the peer is on this CPU");
     vs_info_attr(info, "small", "up to %d B through the channel's box line while the ring is empty; blocking "
                  "receive spins on box and ring with a pause per poll", SHM_BOX_DATA);
     vs_info_attr(info, "one_sided", "put/get: memcpy into/out of the peer's exposed buffer (its memfd mapped "

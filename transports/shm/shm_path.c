@@ -584,7 +584,7 @@ int shm_wait(vs_transport_t *t, vs_req_t *req)
     if (r->recv && !r->done) {
         /* a receive: progress with its peer alone, with a pause per poll
          * as the blocking receive does, the full progress every
-         * SHM_YIELD_POLLS polls */
+         * SHM_PAUSED_POLLS polls */
         shm_peer_t *p = &t->peers[r->peer];
         for (unsigned long polls = 1; !r->done; polls++) {
             int rc = peer_progress(t, r->peer, p);
@@ -593,7 +593,7 @@ int shm_wait(vs_transport_t *t, vs_req_t *req)
             if (r->done)
                 break;
             SHM_RELAX();
-            if (polls % SHM_YIELD_POLLS == 0) {
+            if (polls % SHM_PAUSED_POLLS == 0) {
                 t->polls += SHM_YIELD_POLLS - 1;
                 if ((rc = shm_progress(t)))
                     return rc;
@@ -642,7 +642,7 @@ int shm_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint6
  * arrival, no posted receive, no large message in staging), the next record
  * in its ring is the message this receive matches if its tag is `tag`: spin
  * on that record's flag alone and, for an eager record of this tag that fits,
- * copy the payload straight out of the ring.  Every SHM_YIELD_POLLS polls the
+ * copy the payload straight out of the ring.  Every SHM_PAUSED_POLLS polls the
  * full progress runs (the other peers, queued sends, the liveness check),
  * which may move the record into the unexpected list; then, and for any other
  * record, the receive is post + wait. */
@@ -676,7 +676,7 @@ int shm_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t ta
                 return 0;
             }
             SHM_RELAX();
-            if (polls % SHM_YIELD_POLLS == 0) {
+            if (polls % SHM_PAUSED_POLLS == 0) {
                 t->polls += SHM_YIELD_POLLS - 1;
                 if ((rc = shm_progress(t)))
                     return rc;
