@@ -59,7 +59,7 @@ from benchlib import loadavg, median_interval_words
 MIB = 1 << 20
 BIG = 4 * MIB
 HERE = os.path.dirname(os.path.abspath(__file__))
-SIZES_ARGS = ["--iterations", "2000", "--iterations-large", "100", "--warmup", "200", "--warmup-large", "10",
+SIZES_ARGS = ["--iterations", "20000", "--iterations-large", "100", "--warmup", "200", "--warmup-large", "10",
               "--timeout", "120", "--quiet", "--overwrite"]
 
 
