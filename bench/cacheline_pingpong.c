@@ -23,7 +23,6 @@
  * A payload byte that arrives wrong makes it exit 1. */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,37 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define LINE 64
 
 typedef struct line {
     _Alignas(LINE) uint64_t seq;
     unsigned char data[LINE - sizeof(uint64_t)];
 } line_t;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set)) {
-        perror("cacheline_pingpong: sched_setaffinity");
-        return -1;
-    }
-    return 0;
-}
 
 /* Write message seq into `out`: payload first, then the sequence word. */
 static inline void send_line(line_t *out, const unsigned char *payload, size_t len, uint64_t seq)
@@ -74,8 +50,11 @@ static inline void send_line(line_t *out, const unsigned char *payload, size_t l
 
 static inline void recv_line(const line_t *in, unsigned char *payload, size_t len, uint64_t seq)
 {
-    while (__atomic_load_n(&in->seq, __ATOMIC_ACQUIRE) != seq)
+    for (unsigned long polls = 1; __atomic_load_n(&in->seq, __ATOMIC_ACQUIRE) != seq; polls++) {
         __builtin_ia32_pause();
+        if (polls % (1UL << 20) == 0)
+            bench_partner_check("cacheline_pingpong");
+    }
     memcpy(payload, in->data, len);
 }
 
@@ -99,14 +78,18 @@ int main(int argc, char **argv)
     line_t *ping = &lines[0], *pong = &lines[2]; /* a line apart: no adjacent-line prefetch pairing */
     long warm = samples / 10 + 100;
     uint64_t total = (uint64_t)(warm + samples * batch);
+    if (pin_both(cpu0, cpu1, "cacheline_pingpong"))
+        return 2;
+    bench_parent = getpid();
     pid_t child = fork();
     if (child < 0) {
         perror("cacheline_pingpong: fork");
         return 1;
     }
     if (child == 0) {
-        if (pin(cpu1))
+        if (pin_cpu(cpu1, "cacheline_pingpong"))
             _exit(1);
+        bench_child = 0;
         unsigned char buf[LINE];
         for (uint64_t s = 1; s <= total; s++) {
             recv_line(ping, buf, (size_t)payload, s);
@@ -114,10 +97,7 @@ int main(int argc, char **argv)
         }
         _exit(0);
     }
-    if (pin(cpu0)) {
-        kill(child, SIGKILL);
-        return 1;
-    }
+    bench_child = child;
     unsigned char out[LINE], in[LINE];
     int bad = 0;
     uint64_t s = 0;

@@ -22,7 +22,6 @@
  * A received byte that is wrong makes it exit 1. */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,40 +31,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 typedef struct turn {
     _Alignas(64) uint64_t to1; /* round number handed to the second process */
     _Alignas(64) uint64_t to0; /* and back */
 } turn_t;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set)) {
-        perror("xcore_copy: sched_setaffinity");
-        return -1;
-    }
-    return 0;
-}
-
 static void wait_for(const uint64_t *w, uint64_t v)
 {
-    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != v)
+    for (unsigned long polls = 1; __atomic_load_n(w, __ATOMIC_ACQUIRE) != v; polls++) {
         __builtin_ia32_pause();
+        if (polls % (1UL << 20) == 0)
+            bench_partner_check("xcore_copy");
+    }
 }
 
 int main(int argc, char **argv)
@@ -96,13 +75,16 @@ int main(int argc, char **argv)
     memset(send1, 0x5a, len);
     long warm = reps / 10 + 2;
     uint64_t total = (uint64_t)(warm + reps);
+    if (pin_both(cpu0, cpu1, "xcore_copy"))
+        return 2;
+    bench_parent = getpid();
     pid_t child = fork();
     if (child < 0) {
         perror("xcore_copy: fork");
         return 1;
     }
     if (child == 0) {
-        if (pin(cpu1))
+        if (pin_cpu(cpu1, "xcore_copy"))
             _exit(1);
         for (uint64_t r = 1; r <= total; r++) {
             wait_for(&turn->to1, r);
@@ -111,10 +93,7 @@ int main(int argc, char **argv)
         }
         _exit(0);
     }
-    if (pin(cpu0)) {
-        kill(child, SIGKILL);
-        return 1;
-    }
+    bench_child = child;
     for (uint64_t r = 1; r <= total; r++) {
         uint64_t t0 = now_ns();
         __atomic_store_n(&turn->to1, r, __ATOMIC_RELEASE);

@@ -6,24 +6,16 @@
  * Both buffers are page-aligned and touched first, as core's are.
  * Prints: median_ns=... p10_ns=... best_ns=... (per window; p10: the 10th percentile).
  * Usage: memcpy_window BYTES WINDOW SAMPLES WARMUP */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+#include "../../bench/bench_util.h"
 
 int main(int argc, char **argv)
 {

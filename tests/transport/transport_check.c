@@ -367,23 +367,16 @@ static int check_same_tag_order(check_t *c, int posted_first)
     return 0;
 }
 
-/* Blocking send and receive through the module's own pair when it has one,
- * else post + wait. */
-static int send_now(check_t *c, vs_mem_t *m, size_t len, int peer, uint64_t tag)
+/* A blocking send (send = 1) or receive through the module's own pair when
+ * it has one, else post + wait. */
+static int xfer_now(check_t *c, vs_mem_t *m, size_t len, int peer, uint64_t tag, int send)
 {
-    if (c->ops->send)
+    if (send && c->ops->send)
         return c->ops->send(c->t, m, len, peer, tag);
-    vs_req_t q;
-    int rc = c->ops->post_send(c->t, m, len, peer, tag, &q);
-    return rc ? rc : c->ops->wait(c->t, &q);
-}
-
-static int recv_now(check_t *c, vs_mem_t *m, size_t len, int peer, uint64_t tag)
-{
-    if (c->ops->recv)
+    if (!send && c->ops->recv)
         return c->ops->recv(c->t, m, len, peer, tag);
     vs_req_t q;
-    int rc = c->ops->post_recv(c->t, m, len, peer, tag, &q);
+    int rc = send ? c->ops->post_send(c->t, m, len, peer, tag, &q) : c->ops->post_recv(c->t, m, len, peer, tag, &q);
     return rc ? rc : c->ops->wait(c->t, &q);
 }
 
@@ -412,18 +405,18 @@ static int check_mixed_order(check_t *c)
         if (c->rank == 1) {
             for (int i = 0; i < n && !rc; i++, k++) {
                 fill(s[i].addr, sizes[k % NS], 70 + k % 50);
-                rc = blocking ? send_now(c, &s[i], sizes[k % NS], 0, TAG)
+                rc = blocking ? xfer_now(c, &s[i], sizes[k % NS], 0, TAG, 1)
                               : c->ops->post_send(c->t, &s[i], sizes[k % NS], 0, TAG, &q[i]);
             }
             for (int i = 0; i < n && !rc && !blocking; i++)
                 rc = c->ops->wait(c->t, &q[i]);
             if (!rc)
-                rc = recv_now(c, &ack, 8, 0, TAG);
+                rc = xfer_now(c, &ack, 8, 0, TAG, 0);
             if (rc)
                 FAIL(c, "mixed sizes, round %d: %s", round, strerror(-rc));
         } else {
             for (int i = 0; i < n && !rc; i++)
-                rc = blocking ? recv_now(c, &r[i], cap, 1, TAG)
+                rc = blocking ? xfer_now(c, &r[i], cap, 1, TAG, 0)
                               : c->ops->post_recv(c->t, &r[i], cap, 1, TAG, &q[i]);
             for (int i = 0; i < n && !rc && !blocking; i++)
                 rc = c->ops->wait(c->t, &q[i]);
@@ -433,7 +426,7 @@ static int check_mixed_order(check_t *c)
                 if (verify(c, r[i].addr, sizes[k % NS], 70 + k % 50, "mixed sizes, in the order sent"))
                     return 1;
             fill(ack.addr, 8, round);
-            if ((rc = send_now(c, &ack, 8, 1, TAG)))
+            if ((rc = xfer_now(c, &ack, 8, 1, TAG, 1)))
                 FAIL(c, "mixed sizes, reply of round %d: %s", round, strerror(-rc));
         }
     }
