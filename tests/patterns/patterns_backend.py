@@ -66,6 +66,22 @@ def moved(s, nbytes, what, key="samples_ns"):
              f"that {nbytes} B take at 100 GB/s (the data really moved)")
 
 
+def moved_in_all(s, nbytes, what, key):
+    """The same for a stream whose samples are cuts through a pipeline rather than whole transfers:
+    doublebuffer's communication-only pairs.  Rank 1 sends the next buffer the moment a credit
+    arrives, and a credit goes out just before rank 0 closes a sample: when rank 0 is held up between
+    the two (descheduled, or slowed by a sanitizer), the buffer arrives in the span of the sample
+    that ends, and the next sample finds both buffers there (1.09 us for a 1 MiB pair under ASan with
+    another test beside it; 220 us against 550 us, after a 5.6 ms sample, with two busy loops on the
+    ranks' CPUs).  So no single sample bounds a transfer, but together the n samples span all n
+    pairs: their sum is at least n pairs at 100 GB/s."""
+    n = len(s[key])
+    floor = n * nbytes / CEILING_BYTES_PER_NS
+    total = sum(s[key])
+    vt.check(total > floor, f"{what}: the {n} samples took {total} ns in all, above the {floor:.0f} ns that "
+             f"{n} x {nbytes} B take at 100 GB/s (the data really moved)")
+
+
 def main():
     label = sys.argv[1]
     _, launcher, base = prepare(label)
@@ -112,7 +128,7 @@ def main():
         vt.check(c1m > SUM_FLOOR_NS, f"doublebuffer: summing 2 x 1 MiB alone ({c1m} ns) really sums")
         vt.check(low(by[1 << 20]) > SUM_FLOOR_NS, f"doublebuffer: a 1 MiB pair ({low(by[1 << 20])} ns) includes its sums")
         vt.check(low(by[8], "compute_ns") < c1m, "doublebuffer: summing 8 B is quicker than summing 1 MiB")
-        moved(by[1 << 20], 2 << 20, "doublebuffer communication-only pair of 1 MiB buffers", "comm_ns")
+        moved_in_all(by[1 << 20], 2 << 20, "doublebuffer communication-only pairs of 1 MiB buffers", "comm_ns")
 
 
 if __name__ == "__main__":
