@@ -479,8 +479,10 @@ static int measure(session_t *s)
             snprintf(msg, sizeof msg, "interrupted by signal %d (%s); then %s", sig, strsignal(sig), failed);
         }
         fprintf(stderr, "%sversus-run: rank %d: %s: %s\n", nl, r->rank, o->transport, msg);
+        /* a wait bounded by --timeout that ran out (the bootstrap's, between sizes) is the
+         * watchdog's timeout reached by another road: the same status */
         if (s->writer)
-            vs_writer_end(s->writer, sig ? "interrupted" : "error", msg);
+            vs_writer_end(s->writer, sig ? "interrupted" : rc == -ETIMEDOUT ? "timeout" : "error", msg);
         /* a usage error, or what cannot run here (a library without one-sided operations after all) */
         code = exit_code_for(rc) == EXIT_USAGE || exit_code_for(rc) == EXIT_SKIP ? exit_code_for(rc) : EXIT_FAIL;
     } else if (r->invalid_sizes) {
