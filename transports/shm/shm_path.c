@@ -170,20 +170,26 @@ static inline int acked(shm_peer_t *p, uint64_t ack)
            __atomic_load_n(&p->tx_ctrl->acks[(ack - 1) % SHM_ACKS], __ATOMIC_ACQUIRE) >= ack;
 }
 
+/* An eager message (len <= eager_limit) into the box or the ring; 1 when
+ * written, 0 when the ring has no room yet. */
+static inline int eager_write(vs_transport_t *t, shm_peer_t *p, const unsigned char *buf, size_t len, uint64_t tag)
+{
+    if (box_send(t, p, buf, len, tag))
+        return 1;
+    size_t n = lines_for(len);
+    shm_line_t *l = ring_reserve(t, p, n);
+    if (!l)
+        return 0;
+    memcpy(l->data, buf, len);
+    ring_publish(t, p, l, REC_EAGER, tag, len, n);
+    return 1;
+}
+
 /* Move a send forward; returns 1 when it is complete. */
 static int send_step(vs_transport_t *t, shm_peer_t *p, shm_req_t *r)
 {
-    if (r->len <= t->eager_limit) {
-        if (box_send(t, p, r->buf, r->len, r->link.tag))
-            return 1;
-        size_t n = lines_for(r->len);
-        shm_line_t *l = ring_reserve(t, p, n);
-        if (!l)
-            return 0;
-        memcpy(l->data, r->buf, r->len);
-        ring_publish(t, p, l, REC_EAGER, r->link.tag, r->len, n);
-        return 1;
-    }
+    if (r->len <= t->eager_limit)
+        return eager_write(t, p, r->buf, r->len, r->link.tag);
     if (r->reg) {
         /* single copy: a reference in the ring; the ack completes the send */
         uint64_t seq = p->tx_mseq;
@@ -321,6 +327,32 @@ static int map_deliver(vs_transport_t *t, int peer, shm_peer_t *p, shm_req_t *r,
     return 0;
 }
 
+/* An eager payload (a ring record's or the box's) to the first posted
+ * receive of its tag, or to the unexpected list. */
+static int eager_deliver(vs_transport_t *t, int peer, shm_peer_t *p, uint64_t tag, size_t len,
+                         const unsigned char *data)
+{
+    shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, tag));
+    if (r && len <= r->len) {
+        if (len)
+            memcpy(r->buf, data, len);
+        r->done = 1;
+    } else if (r) {
+        recv_too_short(t, r, peer, tag, len);
+    } else if (unexp_add(p, tag, len, data, NULL, NULL)) {
+        ERR(t, "out of memory for an unexpected %zu B message", len);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* A ring record of n lines has been read: tell the sender. */
+static inline void ring_consumed(shm_peer_t *p, const shm_line_t *l)
+{
+    p->rx_head += l->nlines;
+    __atomic_store_n(&p->rx_ctrl->ring_head, p->rx_head, __ATOMIC_RELEASE);
+}
+
 /* Read what the peer put in the ring. */
 static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
 {
@@ -331,16 +363,9 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
         int ring_ready = __atomic_load_n(&l->flag, __ATOMIC_ACQUIRE) == flag_of(t, p->rx_head);
         if (box_ready(t, p)) {
             const shm_box_t *b = &p->rx_ctrl->box;
-            shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, b->tag));
-            if (r && b->len <= r->len) {
-                copy_small(r->buf, b->data, b->len);
-                r->done = 1;
-            } else if (r) {
-                recv_too_short(t, r, peer, b->tag, b->len);
-            } else if (unexp_add(p, b->tag, b->len, b->data, NULL, NULL)) {
-                ERR(t, "out of memory for an unexpected %u B message", (unsigned)b->len);
-                return -ENOMEM;
-            }
+            int rc = eager_deliver(t, peer, p, b->tag, b->len, b->data);
+            if (rc)
+                return rc;
             box_consumed(t, p);
             continue;
         }
@@ -349,17 +374,9 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
         learn_box(p, l->box_ack);
         size_t len = l->len;
         if (l->kind == REC_EAGER) {
-            shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
-            if (r && len <= r->len) {
-                if (len)
-                    memcpy(r->buf, l->data, len);
-                r->done = 1;
-            } else if (r) {
-                recv_too_short(t, r, peer, l->tag, len);
-            } else if (unexp_add(p, l->tag, len, l->data, NULL, NULL)) {
-                ERR(t, "out of memory for an unexpected %zu B message", len);
-                return -ENOMEM;
-            }
+            int rc = eager_deliver(t, peer, p, l->tag, len, l->data);
+            if (rc)
+                return rc;
         } else if (l->kind == REC_LARGE) {
             shm_req_t *r = REQ_OF(vs_matchq_take(&p->posted, l->tag));
             int fits = r && len <= r->len;
@@ -387,8 +404,7 @@ static int ring_progress(vs_transport_t *t, int peer, shm_peer_t *p)
             ERR(t, "corrupt record in the ring from rank %d", peer);
             return -EPROTO;
         }
-        p->rx_head += l->nlines;
-        __atomic_store_n(&p->rx_ctrl->ring_head, p->rx_head, __ATOMIC_RELEASE);
+        ring_consumed(p, l);
     }
 }
 
@@ -577,6 +593,22 @@ static inline void maybe_yield(vs_transport_t *t, int peer, int cpu)
         sched_yield();
 }
 
+/* One poll of a spin that waits on one peer: a pause, and every
+ * SHM_PAUSED_POLLS polls (as long as SHM_YIELD_POLLS without a pause) the
+ * full progress, counted as that many polls toward the liveness check, and
+ * the yield to a peer on this CPU. */
+static inline int paused_poll(vs_transport_t *t, int peer, int cpu, unsigned long polls)
+{
+    SHM_RELAX();
+    if (polls % SHM_PAUSED_POLLS)
+        return 0;
+    t->polls += SHM_YIELD_POLLS - 1;
+    int rc = shm_progress(t);
+    if (!rc)
+        maybe_yield(t, peer, cpu);
+    return rc;
+}
+
 int shm_wait(vs_transport_t *t, vs_req_t *req)
 {
     shm_req_t *r = (shm_req_t *)req->opaque;
@@ -588,17 +620,10 @@ int shm_wait(vs_transport_t *t, vs_req_t *req)
         shm_peer_t *p = &t->peers[r->peer];
         for (unsigned long polls = 1; !r->done; polls++) {
             int rc = peer_progress(t, r->peer, p);
+            if (!rc && !r->done)
+                rc = paused_poll(t, r->peer, cpu, polls);
             if (rc)
                 return rc;
-            if (r->done)
-                break;
-            SHM_RELAX();
-            if (polls % SHM_PAUSED_POLLS == 0) {
-                t->polls += SHM_YIELD_POLLS - 1;
-                if ((rc = shm_progress(t)))
-                    return rc;
-                maybe_yield(t, r->peer, cpu);
-            }
         }
         return r->err;
     }
@@ -621,17 +646,8 @@ int shm_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint6
     if (rc)
         return rc;
     shm_peer_t *p = &t->peers[peer];
-    if (len <= t->eager_limit && !p->sendq.head) {
-        if (box_send(t, p, mem->addr, len, tag))
-            return 0;
-        size_t n = lines_for(len);
-        shm_line_t *l = ring_reserve(t, p, n);
-        if (l) {
-            memcpy(l->data, mem->addr, len);
-            ring_publish(t, p, l, REC_EAGER, tag, len, n);
-            return 0;
-        }
-    }
+    if (len <= t->eager_limit && !p->sendq.head && eager_write(t, p, mem->addr, len, tag))
+        return 0;
     vs_req_t req;
     if ((rc = shm_post_send(t, mem, len, peer, tag, &req)))
         return rc;
@@ -639,7 +655,9 @@ int shm_send(vs_transport_t *t, const vs_mem_t *mem, size_t len, int peer, uint6
 }
 
 /* Blocking receive.  When nothing from `peer` is queued here (no unexpected
- * arrival, no posted receive, no large message in staging), the next record
+ * arrival, no posted receive, no large message in staging) and nothing for
+ * it either (a send streaming through staging moves at every poll of
+ * post + wait, here only with the full progress), the next record
  * in its ring is the message this receive matches if its tag is `tag`: spin
  * on that record's flag alone and, for an eager record of this tag that fits,
  * copy the payload straight out of the ring.  Every SHM_PAUSED_POLLS polls the
@@ -652,7 +670,7 @@ int shm_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t ta
     if (rc)
         return rc;
     shm_peer_t *p = &t->peers[peer];
-    if (!p->unexp.head && !p->posted.head && !p->large.head) {
+    if (!p->unexp.head && !p->posted.head && !p->large.head && !p->sendq.head) {
         int cpu = publish_cpu(t);
         const shm_box_t *b = &p->rx_ctrl->box;
         for (unsigned long polls = 1;; polls++) {
@@ -671,19 +689,13 @@ int shm_recv(vs_transport_t *t, vs_mem_t *mem, size_t len, int peer, uint64_t ta
                 learn_box(p, l->box_ack);
                 if (l->len)
                     memcpy(mem->addr, l->data, l->len);
-                p->rx_head += l->nlines;
-                __atomic_store_n(&p->rx_ctrl->ring_head, p->rx_head, __ATOMIC_RELEASE);
+                ring_consumed(p, l);
                 return 0;
             }
-            SHM_RELAX();
-            if (polls % SHM_PAUSED_POLLS == 0) {
-                t->polls += SHM_YIELD_POLLS - 1;
-                if ((rc = shm_progress(t)))
-                    return rc;
-                if (p->unexp.head || p->large.head)
-                    break;
-                maybe_yield(t, peer, cpu);
-            }
+            if ((rc = paused_poll(t, peer, cpu, polls)))
+                return rc;
+            if (p->unexp.head || p->large.head)
+                break; /* the full progress took the record: match it the general way */
         }
     }
     vs_req_t req;
