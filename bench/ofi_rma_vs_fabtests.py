@@ -62,10 +62,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import free_port, loadavg  # noqa: E402
+from benchlib import ToolFailed, free_port, loadavg, server_client  # noqa: E402
 
 MIB = 1 << 20
 # versus's provider= value -> fabtests' -p (the same layering fi_getinfo gives versus)
@@ -81,10 +80,6 @@ PAIRS = {
     "get_lat": ("get", "latency", [("plain", ["-o", "read"])]),
 }
 ROW = re.compile(r"([\d.]+)s\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
-
-
-class ToolFailed(RuntimeError):
-    pass
 
 
 def operations(pair, size, window):
@@ -139,36 +134,14 @@ def run_fabtests(a, prov, pair, opts, size, domain):
               "-W", str(w)] + opts
     if domain and prov != "shm":
         common += ["-d", domain]
-    for _ in range(5):
+    def commands():
         # the addresses go over a socket (-E; shm's names are no host:port), and each side
         # gets its own source port (-B): with -E both ask fi_getinfo for FI_SOURCE
         oob, sport, cport = free_port(), free_port(), free_port()
-        srv_cmd = ["taskset", "-c", c1, a.fi_rma_bw] + common + [f"-E={oob}", "-B", str(sport)]
-        cli_cmd = ["taskset", "-c", c0, a.fi_rma_bw] + common + [f"-E={oob}", "-B", str(cport), "127.0.0.1"]
-        srv = subprocess.Popen(srv_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               stdin=subprocess.DEVNULL)
-        try:
-            time.sleep(0.2)
-            try:
-                cli = subprocess.run(cli_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     timeout=120, stdin=subprocess.DEVNULL)
-            except subprocess.TimeoutExpired:
-                raise ToolFailed(f"no end after 120 s (killed): {' '.join(cli_cmd)}")
-            try:
-                _, srv_err = srv.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                srv_err = "(server killed after 60 s)"
-        finally:
-            if srv.poll() is None:
-                srv.kill()
-                srv.wait()
-        if cli.returncode == 0 and srv.returncode == 0:
-            break
-        if "connect" not in cli.stderr.lower():
-            raise ToolFailed(f"fi_rma_bw failed (client {cli.returncode}, server {srv.returncode}): "
-                             f"{' '.join(cli_cmd)}\n{cli.stdout}{cli.stderr}{srv_err}")
-    else:
-        raise ToolFailed(f"fi_rma_bw: the client never reached the server: {' '.join(cli_cmd)}")
+        return (["taskset", "-c", c1, a.fi_rma_bw] + common + [f"-E={oob}", "-B", str(sport)],
+                ["taskset", "-c", c0, a.fi_rma_bw] + common + [f"-E={oob}", "-B", str(cport), "127.0.0.1"])
+
+    cli, cli_cmd = server_client(commands, "fi_rma_bw")
     for line in cli.stdout.splitlines():
         m = ROW.search(line)
         if m:

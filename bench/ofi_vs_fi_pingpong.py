@@ -35,9 +35,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-from benchlib import free_port, loadavg, median_interval_words
+from benchlib import ToolFailed, free_port, loadavg, median_interval_words, server_client
 
 LAT_BYTES = 8
 BW_BYTES = 1 << 20
@@ -79,28 +78,15 @@ def run_fi_pingpong(a, prov, size, iters):
     common = ["-p", prov, "-e", "rdm", "-m", a.api, "-S", str(size), "-I", str(iters)]
     if a.domain:
         common += ["-d", a.domain]
-    for _ in range(5):
+    def commands():
         port = free_port()
-        srv = subprocess.Popen(a.prefix + ["taskset", "-c", cpu0, a.fi_pingpong] + common +
-                               ["-B", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.3)
-        try:
-            cli = subprocess.run(a.prefix + ["taskset", "-c", cpu1, a.fi_pingpong] + common +
-                                 ["-P", str(port), "127.0.0.1"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
-            _, srv_err = srv.communicate(timeout=60)
-        finally:
-            if srv.poll() is None:
-                srv.kill()
-                srv.wait()
-        if cli.returncode == 0 and srv.returncode == 0:
-            break
-        if "failed to connect" not in cli.stderr:
-            sys.exit(f"fi_pingpong failed (client {cli.returncode}, server {srv.returncode}):\n"
-                     f"{cli.stdout}{cli.stderr}{srv_err}")
-    else:
-        sys.exit("fi_pingpong: the client never reached the server")
+        return (a.prefix + ["taskset", "-c", cpu0, a.fi_pingpong] + common + ["-B", str(port)],
+                a.prefix + ["taskset", "-c", cpu1, a.fi_pingpong] + common + ["-P", str(port), "127.0.0.1"])
+
+    try:
+        cli, _ = server_client(commands, "fi_pingpong", client_timeout=300)
+    except ToolFailed as e:
+        sys.exit(str(e))
     for line in cli.stdout.splitlines():
         m = PP_LINE.match(line)
         if m:  # the one result row (the header has no "<time>s" column)
