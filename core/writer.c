@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,11 +72,30 @@ vs_writer_t *vs_writer_open(const char *path, int overwrite, vs_writer_end_fn fo
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Opened without O_TRUNC and locked before anything is cut: two runs given one --out (a job
+     * array writing one name, a run started twice) would otherwise both truncate it and interleave
+     * their lines.  The lock is held as long as the file is open; a device or FIFO is written as is. */
+    w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         snprintf(err, errlen, "cannot write results to '%s': %s", path, strerror(errno));
         free(w);
         return NULL;
+    }
+    struct stat st;
+    if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        const char *why = NULL;
+        if (flock(w->fd, LOCK_EX | LOCK_NB) != 0)
+            why = errno == EWOULDBLOCK ? "another run is writing it now" : strerror(errno);
+        else if (!overwrite && fstat(w->fd, &st) == 0 && st.st_size > 0)
+            why = "it filled while this run started (another run wrote it)";
+        else if (ftruncate(w->fd, 0) != 0)
+            why = strerror(errno);
+        if (why) {
+            snprintf(err, errlen, "--out %s: %s; give each run its own --out", path, why);
+            close(w->fd);
+            free(w);
+            return NULL;
+        }
     }
     w->path = strdup(path);
     w->format_end = format_end;

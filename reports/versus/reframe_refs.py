@@ -87,10 +87,11 @@ def _describe(entry: list) -> str:
 def _read_existing(out: str) -> dict | None:
     if not os.path.lexists(out):
         return None
+    from .load import check_output_path, read_input
+    check_output_path(out, "-o", overwrite=True)     # a device, a FIFO or a directory there: refused, unread
     try:
-        with open(out, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError, RecursionError):
+        doc = json.loads(read_input(out, limit=16 << 20))
+    except (InputError, ValueError, RecursionError):
         doc = None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("references"), dict):
         raise InputError(f"-o {out}: a file that is not a references file of versus ({FORMAT}) is there; writing "
@@ -160,7 +161,7 @@ def export(baseline_path: str, key: str, out: str) -> dict:
         "configuration": doc.get("configuration"), "launches": len(runs),
         "tolerances": [r.text for r in rules], "omitted": omitted,
         "exported": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-    write_atomically(out, json.dumps(ref_doc, indent=1) + "\n", "-o")
+    write_atomically(out, json.dumps(ref_doc, indent=1) + "\n", "-o", inputs=[baseline_path])
     return {"check": check, "transport": transport, "key": key, "entries": entries, "omitted": omitted,
             "merged": existing is not None}
 
