@@ -91,7 +91,7 @@ if [ "$cmd" = test ]; then
   meson test -C "$build" --print-errorlogs --num-processes 1
   say "the C unit tests, shm, tcp, launch, methodology and pattern suites under ASan and UBSan; the fuzzers"
   setup_asan_build
-  VERSUS_FUZZ_SECONDS=${VERSUS_FUZZ_SECONDS:-10} exec meson test -C "$asan" --setup asan --print-errorlogs \
+  VERSUS_FUZZ_SECONDS=${VERSUS_FUZZ_SECONDS:-5} exec meson test -C "$asan" --setup asan --print-errorlogs \
     --num-processes 2 --suite core --suite shm --suite tcp --suite launch --suite methodology \
     --suite patterns --suite fuzz --no-suite timing
 fi

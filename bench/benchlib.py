@@ -68,7 +68,7 @@ def server_client(commands, name, tries=5, client_timeout=120, server_timeout=60
                 srv.wait()
         if cli.returncode == 0 and srv.returncode == 0:
             return cli, cli_cmd
-        if "connect" not in cli.stderr.lower():
+        if "connect" not in (cli.stdout + cli.stderr).lower():  # UCX's errors go to stdout
             raise ToolFailed(f"{name} failed (client {cli.returncode}, server {srv.returncode}): "
                              f"{' '.join(cli_cmd)}\n{cli.stdout}{cli.stderr}{srv_err}")
     raise ToolFailed(f"{name}: the client never reached the server: {' '.join(cli_cmd)}")

@@ -142,8 +142,8 @@ def perftest(test, size, n, warm, cpus, env, outstanding=None):
     """One ucx_perftest client/server pair; returns (p50 latency us, overall MiB/s as MB/s)."""
     c0, c1 = cpus.split(",")[:2]
     port = str(free_port())
-    srv = subprocess.Popen(["ucx_perftest", "-p", port, "-c", c1], env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    srv = subprocess.Popen(["ucx_perftest", "-p", port, "-c", c1], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
     try:
         cmd = ["ucx_perftest", "127.0.0.1", "-p", port, "-t", test, "-s", str(size), "-n", str(n),
                "-w", str(warm), "-c", c0, "-f", "-v"]
@@ -153,11 +153,16 @@ def perftest(test, size, n, warm, cpus, env, outstanding=None):
         for _ in range(50):
             p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                timeout=300, stdin=subprocess.DEVNULL)
-            if p.returncode == 0 or "connect" not in p.stderr.lower():
+            # UCX prints its own errors on stdout, so both streams are read
+            said = (p.stdout + p.stderr).lower()
+            if p.returncode == 0 or "connect" not in said or srv.poll() is not None:
                 break
             time.sleep(0.1)  # the server is not listening yet
         if p.returncode != 0:
-            raise ToolFailed(f"ucx_perftest failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr[-2000:]}")
+            why = (p.stderr + p.stdout)[-2000:]
+            if srv.poll() is not None:
+                why += f"\nthe server ended first ({srv.returncode}): {srv.stdout.read()[-1000:]}"
+            raise ToolFailed(f"ucx_perftest failed ({p.returncode}): {' '.join(cmd)}\n{why}")
         srv.wait(timeout=60)
     finally:
         if srv.poll() is None:

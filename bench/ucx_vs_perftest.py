@@ -101,11 +101,12 @@ def run_perftest(test, size, iters, warmup, cpus, env, outstanding=None):
         for attempt in range(20):
             p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, timeout=300, stdin=subprocess.DEVNULL)
-            if p.returncode == 0 or "connect" not in p.stderr.lower():
+            # UCX prints its own errors on stdout, so both streams are read
+            if p.returncode == 0 or "connect" not in (p.stdout + p.stderr).lower() or srv.poll() is not None:
                 break
             time.sleep(0.2)  # server not listening yet
         if p.returncode != 0:
-            sys.exit(f"ucx_perftest failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+            sys.exit(f"ucx_perftest failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}{p.stdout[-2000:]}")
         srv.wait(timeout=60)
     finally:
         if srv.poll() is None:

@@ -12,13 +12,14 @@ from . import __version__
 from .fit import SegmentedFit, fit_segmented, with_boundaries
 from .hostload import run_load
 from .load import Run, group_launches
-from .stats import LIMITS_RULE, LOCATION_Q, SizeStats, summarise_run
+from .stats import (BETWEEN_LAUNCH, LIMITS_RULE, LOCATION_Q, WITHIN_LAUNCH, SizeStats, median_ci_sorted,
+                    sorted_median, summarise_run)
 from .speedclass import speed_classes
 from .transitions import (Staircase, Transition, attribute, attribute_copy, classify, explain_staircases, fill_lattice,
                           find_staircases,
                           label_rest, left_out_summary, replicate_curves, reported_only, targeted_steps,
                           threshold_notes)
-from .launches import count_launches, launch_spread
+from .launches import interval_words, launch_figures, launch_spread, with_launch_figures
 from .samples import SampleSet
 from .units import run_meaning
 
@@ -182,14 +183,21 @@ def run_replicates(run: Run, x: np.ndarray):
 
 
 def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
-                include_invalid: bool = False) -> Analysis:
+                include_invalid: bool = False, samples: SampleSet | None = None) -> Analysis:
     """Statistics, segmented fit and attributed transitions of one run.  Sizes
     whose payload check failed keep their statistics but are left out of the
-    fit unless include_invalid."""
+    fit unless include_invalid.  `run` may be a configuration's launches pooled
+    (report.pool); `samples` is then their SampleSet, and where two or more of
+    them measured a size its median, interval and bandwidth are the launches'
+    (launches.with_launch_figures: the geometric mean of the launch medians, Student's
+    t between launches), as the comparisons read the configuration.  The fit and
+    the transitions are made on the pooled samples before that (their medians and
+    lower quartiles, replicates per launch)."""
     sizes = summarise_run(run)
     invalid = [s.bytes for s in sizes if s.valid is False]
     pts = [s for s in sizes if s.bytes >= min_bytes and (include_invalid or s.valid is not False)]
     if len(pts) < 2:
+        _launch_figures(sizes, samples, run)
         return Analysis(run, sizes, None, invalid_bytes=invalid, invalid_included=include_invalid)
     x = np.array([s.bytes for s in pts], dtype=np.float64)
     y = np.array([s.median_ns for s in pts])
@@ -214,6 +222,7 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
         stairs = find_staircases(trans, page_bytes=run.page_bytes)
     explain_staircases(stairs, run.transport.get("attrs") or {})
     label_rest(trans, stairs)
+    _launch_figures(sizes, samples, run)
     # one segmentation: the regimes shown are the pieces between the reported transitions
     placed = len(fit.regimes) - 1
     return Analysis(run, sizes, with_boundaries(fit, [t.before_bytes for t in trans]), trans, stairs,
@@ -221,14 +230,58 @@ def analyse_run(run: Run, min_bytes: int = 0, penalty: float | None = None,
                     left_out=left_out_summary(classified, trans))
 
 
+def _launch_figures(sizes: list[SizeStats], samples: SampleSet | None, run: Run) -> None:
+    if samples is not None and samples.n_launches > 1:
+        with_launch_figures(sizes, samples, run_meaning(run).bytes_factor)
+
+
 def summary_document(runs: list[Run], min_bytes: int = 0, penalty: float | None = None,
                      include_invalid: bool = False) -> dict:
     """The `versus summary --json` document."""
     analyses = [analyse_run(r, min_bytes, penalty, include_invalid) for r in runs]
-    groups = [(g, SampleSet.of(g)) for g in group_launches(runs) if count_launches(g) > 1]
+    configs = [(g, SampleSet.of(g)) for g in group_launches(runs)]
+    groups = [(g, s) for g, s in configs if s.n_launches > 1]
     return {
         "versus_analysis": __version__,
         "runs": [a.to_dict() for a in analyses],
+        "configurations": [configuration_figures(g, s) for g, s in configs],
         "launch_spread": [{"label": g[0].label, "launches": list(s.launches),
                            "sizes": launch_spread(s), "speed_classes": speed_classes(g, s)} for g, s in groups],
     }
+
+
+def configuration_figures(runs: list[Run], samples: SampleSet) -> dict:
+    """One configuration's figure per size, its launches as the unit (launches.launch_figures):
+    with two or more launches at a size the geometric mean of their medians and Student's t
+    between them (`interval_kind` "between-launch"), with one the launch's median and its
+    order-statistic interval ("within-launch"); the bandwidth is the bytes over that time and
+    its interval's ends.  The median of every launch's samples pooled is given beside it."""
+    m = run_meaning(runs[0])
+    pooled = samples.pooled()
+    checked: dict[int, set] = {}
+    for r in runs:
+        for s in r.sizes:
+            checked.setdefault(s.bytes, set()).add(s.valid)
+    rows = []
+    for b, f in launch_figures(samples).items():
+        moved = m.bytes_factor * b
+        pm, pci = sorted_median(pooled[b]), median_ci_sorted(pooled[b])
+        rows.append({
+            "bytes": b, "launches": f.launches, "interval_kind": f.kind,
+            "median_us": f.median_ns / 1e3,
+            "median_ci_us": [v / 1e3 for v in f.ci_ns] if f.ci_ns else None,
+            "bandwidth_MBps": moved / f.median_ns * 1e3 if f.median_ns > 0 else None,
+            "bandwidth_ci_MBps": [moved / f.ci_ns[1] * 1e3, moved / f.ci_ns[0] * 1e3]
+            if f.ci_ns and f.ci_ns[0] > 0 else None,
+            "pooled_median_us": pm / 1e3, "pooled_median_ci_us": [v / 1e3 for v in pci] if pci else None,
+            "valid": _valid(checked.get(b, {None}))})
+    n = samples.n_launches
+    kind = BETWEEN_LAUNCH if n > 1 else WITHIN_LAUNCH
+    return {"label": runs[0].label, "launches": list(dict.fromkeys(samples.launches)), "n_launches": n,
+            "time_label": m.time_label, "interval_kind": kind, "interval": interval_words(kind, n),
+            "sizes": rows}
+
+
+def _valid(seen: set) -> bool | None:
+    """A size's payload check over its launches: False when any failed, None when none checked."""
+    return False if False in seen else (None if seen == {None} else True)

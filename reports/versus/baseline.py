@@ -53,8 +53,10 @@ from .lazy import numpy as np
 from .argtypes import parse_bytes
 from .junit import junit_xml  # noqa: F401  (the check's JUnit file; kept importable from here)
 from .load import (LAUNCH_ENV_PREFIXES, InputError, Run, configuration_key, describe_difference, load_file,
-                   read_input, write_atomically)
+                   check_output_path, read_input, same_file_as, write_atomically)
 from .samples import SampleSet
+from .resolution import baseline_resolution, resolution_words, undecided_needs
+from .speedclass import speed_classes
 
 FORMAT = "versus-baseline"
 VERSION = 2                # 2: each results file's lines verbatim (strings); 1: its records re-encoded
@@ -425,22 +427,16 @@ def _unsealed(rec):
     return {k: v for k, v in rec.items() if k != "line_sha256" and not (k == "integrity" and rec.get("record") == "run")}
 
 
-def _is_input(out: str, paths: list[str]) -> str | None:
-    for p in paths:
-        try:
-            if os.path.samefile(out, p):
-                return p
-        except OSError:
-            continue
-    return None
-
-
-def _refuse_output(out: str, inputs: list[str], option: str, kind: str | None = None) -> None:
-    """Refuse writing over an input, or (kind given) over an existing file that is not a `kind`."""
-    hit = _is_input(out, inputs)
+def _refuse_output(out: str, inputs: list[str], option: str, kind: str | None = None, overwrite: bool = False,
+                   replaceable=None) -> None:
+    """Refuse writing over an input, over what is not a regular file, over an existing file without
+    --overwrite (unless replaceable(out) says it is one of this output's kind), or (kind given) over
+    an existing file that is not a `kind`."""
+    hit = same_file_as(out, inputs)
     if hit is not None:
         raise InputError(f"{option} {_name(out)}: that is the input {_name(hit)}; writing there would replace it: "
                          "give another file")
+    check_output_path(out, option, overwrite=True)   # a device, a FIFO, a directory: never (and never opened)
     if kind is not None and os.path.lexists(out):
         try:
             with open(out, "rb") as f:
@@ -450,12 +446,24 @@ def _refuse_output(out: str, inputs: list[str], option: str, kind: str | None = 
         if head and not head.startswith(b'{"format": "%s"' % kind.encode()):
             raise InputError(f"{option} {_name(out)}: a file that is not a {kind} is there; writing would replace "
                              "it: give another name or remove it")
+    check_output_path(out, option, overwrite=overwrite, replaceable=replaceable)
 
 
-def save(results: list[str], out: str, tolerances: list[str]) -> dict:
+def is_junit(path: str) -> bool:
+    """Whether the regular file at path is a JUnit report (a nightly gate writes one name each night)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"<?xml") and b"<testsuite" in head
+
+
+def save(results: list[str], out: str, tolerances: list[str], overwrite: bool = False) -> dict:
     """Check the runs are complete launches of one measured configuration, each once, and that
-    the tolerances can fail; then keep each file's lines verbatim."""
-    _refuse_output(out, results, "-o", FORMAT)
+    the tolerances can fail; then keep each file's lines verbatim.  An existing baseline at out is
+    replaced only with overwrite."""
+    _refuse_output(out, results, "-o", FORMAT, overwrite=overwrite)
     rules = [parse_rule(t) for t in (tolerances or [DEFAULT_TOLERANCE])]
     refuse_repeated_files(results)
     texts, runs = [], []
@@ -466,13 +474,18 @@ def save(results: list[str], out: str, tolerances: list[str]) -> dict:
     refuse_repeated_launches(runs)
     _one_configuration(runs, "the results")
     check_rules_can_fail(rules, runs, "--tolerance")
+    res = baseline_resolution(runs, rules, rule_for, _references(runs))
+    classes = speed_classes(runs)
+    if classes and classes.get("text"):
+        res["warnings"].append(f"{classes['text']}: a check compares launches at like host state where the "
+                               "drift probe explains the classes, else they widen every interval")
     doc = {"format": FORMAT, "version": VERSION,
            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "configuration": runs[0].label, "pattern": runs[0].pattern, "launches": len(runs),
            "sources": [Path(p).name for p in results],
-           "tolerances": [_rule_dict(r) for r in rules],
+           "tolerances": [_rule_dict(r) for r in rules], "resolution": res,
            "files": [t.split("\n") for t in texts]}
-    write_atomically(out, json.dumps(doc, ensure_ascii=False) + "\n", "-o")
+    write_atomically(out, json.dumps(doc, ensure_ascii=False) + "\n", "-o", overwrite=overwrite, inputs=results)
     return doc
 
 
@@ -598,12 +611,15 @@ def _measuring_seconds(runs: list[Run]) -> dict[int, float]:
 
 
 def check(results: list[str], baseline: str, tolerances: list[str] | None = None, strict: bool = False,
-          seed: int = 0, unsure: str = DEFAULT_UNSURE) -> dict:
+          seed: int = 0, unsure: str = DEFAULT_UNSURE, alpha: float = 0.05, design_words: str = "",
+          last_look: int | None = None) -> dict:
     """The new runs against the baseline, size by size.  InputError (exit 2) for results that
     are not the baseline's configuration, a launch given twice, tolerances that cannot fail,
     and a check that would check nothing.  `unsure` (UNSURE) says what a size whose interval
     straddles a bound does to the verdict: fail it (the default), or pass with the size shown
-    as skipped or as passed."""
+    as skipped or as passed.  alpha: the level of each size's interval (a sequential design's
+    nominal level, gate.py; design_words say which); last_look: the new launches the design may
+    reach, for the launches an undecided size would need (resolution.py)."""
     from .compare import compare_runs
     from .hostload import comparison_note
     if unsure not in UNSURE:
@@ -632,7 +648,7 @@ def check(results: list[str], baseline: str, tolerances: list[str] | None = None
                          f"{diff}; check a configuration against its own baseline")
     warnings += _baseline_launches(new_runs, base_runs)
     check_rules_can_fail(rules, base_runs, where)
-    cmp = compare_runs(new_runs, base_runs, seed=seed, labels=("new", "baseline"))
+    cmp = compare_runs(new_runs, base_runs, seed=seed, labels=("new", "baseline"), alpha=alpha)
     if cmp.load_note:       # an unsure or regressed size may be the host's: the gate says so
         warnings.append(comparison_note(new_runs, base_runs, "new", "baseline"))
     if not cmp.sizes:
@@ -653,7 +669,8 @@ def check(results: list[str], baseline: str, tolerances: list[str] | None = None
         cases.append({"bytes": s.bytes, "status": status, "words": words, "metric": rule.metric,
                       "new_us": s.median_a_us, "baseline_us": s.median_b_us, "ratio": s.ratio,
                       "ratio_ci": list(s.ratio_ci), "inference": s.inference,
-                      "launches": [s.launches_a, s.launches_b]})
+                      "launches": [s.launches_a, s.launches_b], "host": s.host,
+                      "needed": (undecided_needs(rule, s, alpha, last_look) if status == "unsure" else None)})
     if all(c["status"] == "unchecked" for c in cases):
         raise InputError(f"no size measured both in the results and in the baseline "
                          f"({_show([c['bytes'] for c in cases], 40)}) is one a tolerance can fail at "
@@ -668,6 +685,7 @@ def check(results: list[str], baseline: str, tolerances: list[str] | None = None
             "started": min((str(r.record.get("start_time") or "") for r in new_runs), default=""),
             "host": next((str(h) for r in new_runs for h in (r.record.get("hosts") or [])[:1]), ""),
             "rules": [r.text for r in rules], "only_new": cmp.only_a, "only_baseline": cmp.only_b,
+            "interval": design_words or "95 % intervals", "host_state": cmp.host_words,
             "passed": not failed, "cases": cases, "warnings": warnings,
             "counts": {k: sum(c["status"] == k for c in cases)
                        for k in ("pass", "unsure", "improved", "regressed", "unchecked")}}
@@ -683,9 +701,15 @@ def format_check(d: dict) -> str:
                + (f", {n['unchecked']} unchecked" if n["unchecked"] else ""))
     if d["only_baseline"]:
         out.append(f"sizes in the baseline only (not checked): {d['only_baseline']}")
+    if d.get("host_state"):
+        out.append(d["host_state"])
     if n["unsure"]:
         out.append(f"unsure sizes {'fail' if d['unsure'] == 'fail' else 'do not fail'} the check "
-                   f"(--unsure {d['unsure']}); more launches a side decide them")
+                   f"(--unsure {d['unsure']}); what would decide them:")
+        out += [f"  {c['bytes']} B: {c['needed']['words']}" for c in d["cases"] if c.get("needed")]
+    seq = d.get("sequential")
+    if seq:
+        out.append(seq["words"])
     out.append("PASS" if d["passed"] else "FAIL")
     return "\n".join(out)
 
@@ -700,6 +724,7 @@ def add_parser(sub) -> None:
                                   "a tolerance must be able to fail (docs/history.md).")
     s.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="launches of one configuration")
     s.add_argument("-o", "--output", required=True, metavar="BASE.json")
+    s.add_argument("--overwrite", action="store_true", help="replace a baseline already at BASE.json")
     s.add_argument("--tolerance", action="append", metavar="RULE",
                    help=f"METRIC[@FROM-TO]:LOWER,UPPER (repeatable, later rules win; default "
                         f"{DEFAULT_TOLERANCE.replace('%', '%%')}); "
@@ -713,15 +738,28 @@ def add_parser(sub) -> None:
                                    "95 % interval of the change lies beyond the tolerance. The results must be "
                                    "of the baseline's configuration (transport, options, environment, pattern, "
                                    "variant, parameters, ranks, hosts, placement, launcher).")
-    c.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    c.add_argument("results", nargs="*", metavar="RESULTS.jsonl",
+                   help="new launches of the baseline's configuration (with --run: the first ones, if any)")
     c.add_argument("--baseline", required=True, metavar="BASE.json")
+    c.add_argument("--run", action="store_true",
+                   help="launch the baseline's own configuration (its recorded command, launcher and transport "
+                        "variables) until every size is decided or --max-launches are spent, with repeated "
+                        "intervals that hold under this optional stopping (docs/analysis.md)")
+    c.add_argument("--max-launches", type=int, default=None, metavar="N",
+                   help="with --run: at most N new launches in all (default 10)")
+    c.add_argument("--launch-dir", metavar="DIR",
+                   help="with --run: where the new launches are kept (made new, or empty; default "
+                        "versus-check-TIME in the current directory)")
+    c.add_argument("--runner", metavar="PATH", help="with --run: the versus-run to start (default: the recorded one on PATH)")
     c.add_argument("--tolerance", action="append", metavar="RULE", help="override the baseline's tolerances")
     c.add_argument("--strict", action="store_true", help="an improvement beyond the tolerance fails too (ReFrame)")
     c.add_argument("--unsure", choices=UNSURE, default=DEFAULT_UNSURE,
                    help="a size whose interval straddles a bound: fail (default: a gate is green only when "
                         "every checked size is known to be within), skip (shown as skipped, exit 0) or pass")
     c.add_argument("--json", action="store_true", help="print the verdicts as JSON")
-    c.add_argument("--junit", metavar="FILE.xml", help="also write JUnit XML: one test case per size")
+    c.add_argument("--junit", metavar="FILE.xml", help="also write JUnit XML: one test case per size (an existing "
+                   "JUnit report there is replaced; any other file only with --overwrite)")
+    c.add_argument("--overwrite", action="store_true", help="let --junit replace a file that is not a JUnit report")
     c.set_defaults(func=_cmd_check)
 
 
@@ -731,9 +769,14 @@ def _cmd_baseline_alone(args) -> int:
 
 def _cmd_save(args) -> int:
     import sys
-    doc = save(args.results, args.output, args.tolerance or [])
+    doc = save(args.results, args.output, args.tolerance or [], overwrite=args.overwrite)
+    tol = ', '.join(t['text'] for t in doc['tolerances'])
     print(f"versus baseline: {doc['configuration']}, {doc['launches']} launch(es), tolerances "
-          f"{', '.join(t['text'] for t in doc['tolerances'])} -> {args.output}", file=sys.stderr)
+          f"{tol} -> {args.output}", file=sys.stderr)
+    for w in resolution_words(doc["resolution"], tol):
+        print(f"versus baseline: {w}", file=sys.stderr)
+    for w in doc["resolution"]["warnings"]:
+        print(f"versus baseline: warning: {w}", file=sys.stderr)
     return 0
 
 
@@ -741,10 +784,22 @@ def _cmd_check(args) -> int:
     import sys
     from .export import dumps
     if args.junit:
-        _refuse_output(args.junit, [*args.results, args.baseline], "--junit")
-    d = check(args.results, args.baseline, args.tolerance, args.strict, unsure=args.unsure)
+        _refuse_output(args.junit, [*args.results, args.baseline], "--junit", overwrite=args.overwrite,
+                       replaceable=is_junit)
+    if not args.run:
+        for opt in ("max_launches", "launch_dir", "runner"):
+            if getattr(args, opt) is not None:
+                raise InputError(f"--{opt.replace('_', '-')} is for --run (launch until decided)")
+        if not args.results:
+            raise InputError("give the new results to check, or --run to launch the baseline's configuration")
+        d = check(args.results, args.baseline, args.tolerance, args.strict, unsure=args.unsure)
+    else:
+        from .gate import MAX_LAUNCHES, progress, run_check
+        d = run_check(args.results, args.baseline, args.tolerance, args.strict, args.unsure,
+                      args.max_launches or MAX_LAUNCHES, args.launch_dir, args.runner, say=progress)
     if args.junit:
-        write_atomically(args.junit, junit_xml(d), "--junit")
+        write_atomically(args.junit, junit_xml(d), "--junit", overwrite=args.overwrite,
+                         inputs=[*args.results, args.baseline], replaceable=is_junit)
     for w in d["warnings"]:
         print(f"versus check: warning: {w}", file=sys.stderr)
     print(dumps(d) if args.json else format_check(d))

@@ -30,6 +30,7 @@ allocation, or the boxes of `versus lab`); every name a caller used is still her
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -37,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+from .campaign_decide import MAX_LAUNCHES
 from .campaign_keys import RUN_KEYS, TOP_KEYS, Campaign, RunSpec, _word, interleave, load_campaign
 from .campaign_results import (MANIFEST, RunnerInfo, _cannot_run, _Forecast, _write_manifest, first_record,
                                previous_entries, probe_runner, result_status, set_aside)
@@ -231,10 +233,12 @@ def configuration_changes(asked: dict, rec: dict, before: dict | None, module: d
 
 
 def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
-                 stream=None, environ: dict | None = None, lab: bool = False) -> dict:
+                 stream=None, environ: dict | None = None, lab: bool = False,
+                 until_decided: int | None = None) -> dict:
     """Execute every run not already complete; write and return the manifest.  A run that asks
     for more nodes than there are (nodes_available) is skipped with the reason; lab: run on the
-    boxes of `versus lab`."""
+    boxes of `versus lab`; until_decided: then add rounds of launches until the comparisons are
+    decided, at most that many launches a configuration (campaign_decide.py)."""
     stream = sys.stderr if stream is None else stream
     environ = dict(os.environ if environ is None else environ)
     environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -244,14 +248,24 @@ def run_campaign(camp: Campaign, results: Path, runner: str | None = None,
     place = where.ranks_run(environ, lab)
     place.ready()
     entries = []
+    seq = None
+    if until_decided is not None:
+        from .campaign_decide import check_budget
+        check_budget(camp, until_decided)
     with ResultsLock(results, stream), _signals_raise():
         refuse_leftovers(results)
         try:
             forecast = _run_all(camp, results, info, place, environ, stream, entries)
+            if until_decided is not None:
+                from .campaign_decide import decide
+
+                def one_round(specs):
+                    _run_all(camp, results, info, place, environ, stream, entries, specs)
+                seq = decide(camp, results, one_round, until_decided, lambda t: _say(stream, t))
         except (KeyboardInterrupt, Interrupted) as ex:
             _write_manifest(results, camp, info, entries)
             raise Interrupted(ex.signum if isinstance(ex, Interrupted) else int(signal.SIGINT)) from None
-    return _write_manifest(results, camp, info, entries, forecast)
+    return _write_manifest(results, camp, info, entries, forecast, seq)
 
 
 def _kept(spec: RunSpec, out: Path, entry: dict, before: dict, module: dict | None, run_env: dict,
@@ -284,12 +298,14 @@ def _judge(entry: dict, out: Path, timeout: float) -> None:
         entry["note"] = f"killed after {timeout:g} s"
 
 
-def _run_all(camp, results, info, place, environ, stream, entries) -> dict | None:
+def _run_all(camp, results, info, place, environ, stream, entries, specs=None) -> dict | None:
+    """Run `specs` (default: the campaign's runs), appending their manifest entries to `entries`."""
+    specs = camp.runs if specs is None else specs
     before = previous_entries(results)
-    fc = _Forecast(camp, results, info, place.nodes, before)
-    bar = Progress(len(camp.runs), stream, estimate=fc.remaining)
+    fc = _Forecast(dataclasses.replace(camp, runs=specs), results, info, place.nodes, before)
+    bar = Progress(len(specs), stream, estimate=fc.remaining)
     first = None          # after the first run executed: the forecast of the rest, and when it was made
-    for index, spec in enumerate(camp.runs):
+    for index, spec in enumerate(specs):
         out = results / spec.filename
         entry = {"id": spec.id, "config_id": spec.config_id, "file": spec.filename,
                  "transport": spec.transport, "pattern": spec.pattern, "variant": spec.variant,
@@ -376,7 +392,10 @@ def cmd_campaign(args) -> int:
               file=sys.stderr)
         return 0
     try:
-        man = run_campaign(camp, results, args.runner, lab=args.lab)
+        if args.max_launches is not None and not args.until_decided:
+            raise InputError("--max-launches goes with --until-decided (the launches it may add)")
+        budget = (args.max_launches or MAX_LAUNCHES) if args.until_decided else None
+        man = run_campaign(camp, results, args.runner, lab=args.lab, until_decided=budget)
     except Interrupted as ex:
         print(f"versus campaign: interrupted by signal {ex.signum}; the run in progress was stopped; "
               f"what finished is in {results} (the manifest says which); run the same command to resume",
@@ -386,6 +405,8 @@ def cmd_campaign(args) -> int:
     print(f"versus campaign: {len(man['runs'])} runs: "
           + ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
           + f"; results and manifest in {results}", file=sys.stderr)
+    if man.get("sequential"):
+        print(f"versus campaign: {man['sequential']['words']}", file=sys.stderr)
     for e in man["runs"]:
         if e["status"] in ("failed", "timeout"):
             last = (e.get("stderr_tail") or "").splitlines()[-1:] or [""]
@@ -417,4 +438,12 @@ def add_parser(sub) -> None:
     p.add_argument("--lab", action="store_true",
                    help="run on the two emulated boxes of 'versus lab up' (root): every run starts on box-a, "
                         "runs with nodes = 2 put one rank on each box")
+    p.add_argument("--until-decided", action="store_true",
+                   help="after the planned launches, add rounds of one launch of each configuration whose "
+                        "comparisons are undecided, until every comparison is decided (or cannot be, at the "
+                        "spread seen) or --max-launches are spent; intervals are repeated 95 %% intervals "
+                        "(a Pocock boundary over the looks), so looking after each round keeps the "
+                        "false-claim rate")
+    p.add_argument("--max-launches", type=int, metavar="N",
+                   help="with --until-decided: at most N launches a configuration (default 10)")
     p.set_defaults(func=cmd_campaign)

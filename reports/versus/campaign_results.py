@@ -176,7 +176,7 @@ class _Forecast:
 
 
 def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: list,
-                    forecast: dict | None = None) -> dict:
+                    forecast: dict | None = None, sequential: dict | None = None) -> dict:
     counts: dict[str, int] = {}
     for e in entries:
         counts[e["status"]] = counts.get(e["status"], 0) + 1
@@ -185,6 +185,8 @@ def _write_manifest(results: Path, camp: Campaign, info: RunnerInfo, entries: li
            "modules": info.modules, "patterns": info.patterns, "counts": counts, "runs": entries}
     if forecast is not None:
         doc["forecast"] = forecast
+    if sequential is not None:
+        doc["sequential"] = sequential
     # whole or not at all: a full disk or a kill leaves the previous manifest, never a cut one
     write_atomically(results / MANIFEST, json.dumps(doc, indent=1) + "\n", "campaign manifest")
     return doc

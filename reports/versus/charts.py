@@ -20,6 +20,7 @@ import math
 from pathlib import Path
 
 from .compare import fmt_bytes
+from .launches import band_words
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
           "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39", "#7b4173"]
@@ -176,8 +177,9 @@ def comparison_charts(name: str, title: str, series: list[dict], floor: dict | N
             ys += [v for v in y + lo + hi if v is not None]
         if not traces:
             continue
-        statistic = ("median with 95 % CI band" if kind == "latency"
-                     else "bytes over the median time, with 95 % CI band")
+        band = band_words([x for s in series for x in s["sizes"]])
+        statistic = (band.replace("95 % CI", "95 % CI band", 1) if kind == "latency"
+                     else f"bytes over that time; {band.replace('95 % CI', '95 % CI band', 1)}")
         layout = _layout(f"{kind}: {statistic}")
         x0, x1 = _extent(xs)
         y0, y1 = _extent(ys)
@@ -259,7 +261,8 @@ def detail_chart(name: str, label: str, sizes: list[dict], regimes: list[dict], 
     x0, x1 = _extent(x)
     layout["xaxis"] = _log_axis("message size (bytes)", x0, x1, size_ticks(x0, x1))
     layout["yaxis"] = _log_axis(f"{time_label} (µs)", ylo, yhi, value_ticks(ylo, yhi))
-    return {"name": f"chart-{name}", "statistic": "median with 95 % CI band", "spec": {"data": traces, "layout": layout}}
+    return {"name": f"chart-{name}", "statistic": band_words(sizes).replace("95 % CI", "95 % CI band", 1),
+            "spec": {"data": traces, "layout": layout}}
 
 
 def native_chart(name: str, title: str, sbs: dict) -> dict:

@@ -59,9 +59,12 @@ def _summary_loggp(measured) -> dict | None:
 
 def _cmd_import(args) -> int:
     from .importers import import_file, records, write_jsonl
+    if args.output:
+        from .load import check_output_path
+        check_output_path(args.output, "-o", overwrite=args.overwrite, inputs=[args.file])
     runs, text = import_file(args.file, args.format, args.sizes)
     if args.output:
-        write_jsonl(runs, args.file, text, args.output)
+        write_jsonl(runs, args.file, text, args.output, overwrite=args.overwrite)
         for r in runs:
             print(f"versus import: {args.file}: {r.tool} {r.test}{' ' + r.version if r.version else ''}, "
                   f"{len(r.rows)} sizes ({r.statistic}) -> {args.output}", file=sys.stderr)
@@ -195,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ucx_perftest only: the message size of each table in order, when the file does not "
                         "hold the command lines (8,1K,64KiB: as versus-run reads sizes)")
     i.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (default: standard output)")
+    i.add_argument("--overwrite", action="store_true", help="replace a file already at OUT.jsonl")
     i.set_defaults(func=_cmd_import)
     from .baseline import add_parser as add_baseline
     from .history import add_parser as add_history

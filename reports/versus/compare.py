@@ -33,13 +33,14 @@ from dataclasses import asdict, dataclass, field
 
 from .lazy import numpy as np
 
+from .covariate import adjusted as host_adjusted, launch_drift, words as cov_words
 from .hostload import comparison_note
 from .launches import (BETWEEN, WITHIN, compare_samples, infer_size, launch_log_medians, launch_spread,
                        regime_between, scope_words, t_quantile)
 from .lazy import scipy_stats as sps
 from .ranges import split_ranges
 from .load import Run, check_comparable, check_same_configuration
-from .samples import SampleSet
+from .samples import SampleSet, launch_key
 from .units import PATTERN_WORDS, crossing, run_meaning
 
 __all__ = ["compare_samples", "compare_runs", "Comparison", "SizeComparison", "RegimeStatement"]
@@ -67,6 +68,8 @@ class SizeComparison:
     launches_a: int = 1
     launches_b: int = 1
     df: float | None = None        # degrees of freedom of the between-launch t
+    log_se: float | None = None    # standard error of log(ratio), between launches
+    host: str = ""                 # how the host's state was adjusted for (covariate.py), "" when not
 
     @property
     def faster_pct(self) -> float:
@@ -87,6 +90,7 @@ class RegimeStatement:
     span: str = ""                  # the text's parts: which sizes ('for messages >= 4 KiB'),
     effect: str = ""                # what holds there ('12 % ± 3 % faster', 'no significant difference')
     detail: str = ""                # and the medians at its first size
+    needed: str = ""                # an undecided range: the launches a side that would decide it
 
 
 @dataclass
@@ -111,6 +115,7 @@ class Comparison:
     scope: str = ""                # which launches the marks speak for, and the caveat: said once
     load_note: str = ""            # the two sides' host load, when it must be said (hostload.py)
     crosses: str = ""              # the sides are the two sides of the transport interface: what is compared
+    host_words: str = ""           # where the drift probe explained the launches' variance and was used
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -142,14 +147,18 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                  adjust: str = "holm", seed: int = 0, draws: int = 2000,
                  min_effect: float = MIN_EFFECT, include_invalid: bool = False,
                  labels: tuple[str, str] | None = None,
-                 samples: tuple[SampleSet, SampleSet] | None = None) -> Comparison:
+                 samples: tuple[SampleSet, SampleSet] | None = None,
+                 host: bool = True) -> Comparison:
     """Compare A against B (each: one run or several launches of one configuration).
     min_effect: relative difference below which a significant size is marked '='.
     A size where any launch of a side failed its payload check is left out of
     the comparison (and listed in invalid_a / invalid_b) unless include_invalid.
     labels: what to call A and B in the statements (default: their runs' labels, told
     apart when they are the same, e.g. one configuration on one host and on two).
-    samples: the two sides' SampleSet of these runs, when the caller has them (else made here)."""
+    samples: the two sides' SampleSet of these runs, when the caller has them (else made here).
+    alpha: the two-sided level of every between-launch interval (0.05: 95 %; a sequential
+    design's nominal level, sequential.py).  host: compare launches at like host state where
+    the drift probe explains their variance (covariate.py)."""
     if not 0 <= min_effect < 1:
         raise ValueError(f"minimum effect {min_effect} is not a fraction in [0, 1)")
     crosses = check_sides(a_runs, b_runs)
@@ -169,24 +178,86 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], alpha: float = ALPHA,
                      time_label=time_label(a_runs, b_runs), crosses=crosses)
     # one launch a side: within-launch inference; several: between launches (launches.py)
     rows = [(b, infer_size(list(la[b].values()), list(lb[b].values()), rng, draws)) for b in common]
+    drift = (launch_drift(a_runs, launch_key), launch_drift(b_runs, launch_key)) if host else None
+    adjusted_at = {}
+    for i, (b, r) in enumerate(rows):
+        if r.inference != BETWEEN:
+            continue
+        adj = _host_adjusted(la[b], lb[b], drift, b) if drift else None
+        if adj is not None:
+            adjusted_at[b] = adj
+        if adj is not None or not math.isclose(alpha, ALPHA):
+            rows[i] = (b, _at_level(r, adj, alpha))
     padj = adjust_pvalues([r.p for _, r in rows], adjust)
     for (b, r), pj in zip(rows, padj):
         cmp.sizes.append(SizeComparison(b, int(pa[b].size), int(pb[b].size),
                                         r.median_a_ns / 1e3, r.median_b_ns / 1e3, r.ratio, r.ci, r.p,
                                         float(pj), point_mark(r.ratio, r.ci, min_effect),
-                                        r.inference, r.launches_a, r.launches_b, r.df))
+                                        r.inference, r.launches_a, r.launches_b, r.df, r.log_se,
+                                        cov_words(adjusted_at[b]) if b in adjusted_at else ""))
     cmp.claims = bool(cmp.sizes) and all(s.inference == BETWEEN for s in cmp.sizes)
     infos = dict(rows)
     ya, yb = launch_log_medians(la), launch_log_medians(lb)
-    cmp.regimes = range_statements(cmp, lambda grp, conf: range_ratio(grp, infos, ya, yb, conf))
+    da, db = (_range_drift(drift[0], la), _range_drift(drift[1], lb)) if drift else (None, None)
+    cmp.regimes = range_statements(cmp, lambda grp, conf: range_ratio(grp, infos, ya, yb, conf, da, db))
+    cmp.host_words = _host_words(list(adjusted_at.values()), len(rows))
     mark_sizes(cmp)
-    cmp.scope = scope_words(cmp.sizes) + family_words(len(cmp.regimes))
+    cmp.scope = scope_words(cmp.sizes) + family_words(len(cmp.regimes)) + (
+        f"; {cmp.host_words}" if cmp.host_words else "")
     cmp.load_note = comparison_note(a_runs, b_runs)
     if sa.n_launches > 1:
         cmp.launch_spread_a = launch_spread(sa)
     if sb.n_launches > 1:
         cmp.launch_spread_b = launch_spread(sb)
     return cmp
+
+
+def _host_adjusted(la_b: dict, lb_b: dict, drift, b: int):
+    """covariate.adjusted for one size's launches (la_b / lb_b: launch -> samples), or None
+    where a launch did not record the drift probe."""
+    from .launches import log_medians
+    da, db = drift[0].get(b, {}), drift[1].get(b, {})
+    ka, kb = list(la_b), list(lb_b)
+    if not all(k in da for k in ka) or not all(k in db for k in kb):
+        return None
+    ya, yb = log_medians(list(la_b.values())), log_medians(list(lb_b.values()))
+    return host_adjusted(ya, np.array([da[k] for k in ka]), yb, np.array([db[k] for k in kb]))
+
+
+def _at_level(r, adj, alpha: float):
+    """A between-launch inference with its interval and p at level 1 - alpha, from the host
+    adjustment when there is one (its log ratio, se and df), else from its own."""
+    from dataclasses import replace
+    from .sequential import t_at
+    d, se, df = (adj.log_ratio, adj.se, adj.df) if adj is not None else (math.log(r.ratio), r.log_se, r.df)
+    if se is None or not df:
+        return r
+    q = t_at(alpha, df)
+    p = float(2 * sps.t.sf(abs(d) / se, df)) if se > 0 else r.p
+    return replace(r, ratio=math.exp(d), ci=[math.exp(d - q * se), math.exp(d + q * se)], p=p, df=df, log_se=se)
+
+
+def _range_drift(drift: dict[int, dict[str, float]], by_launch: dict) -> dict[str, dict[int, float]]:
+    """Per launch, its log drift at each size (the shape of launches.launch_log_medians)."""
+    out: dict[str, dict[int, float]] = {}
+    for b, d in drift.items():
+        if b in by_launch:
+            for k, v in d.items():
+                out.setdefault(k, {})[b] = v
+    return out
+
+
+def _host_words(adjusted: list, n: int) -> str:
+    """Where the comparison was made at like host state, said once."""
+    if not adjusted:
+        return ""
+    red = float(np.median([a.reduction for a in adjusted]))
+    cls = max(a.classes for a in adjusted)
+    return (f"compared at like host state at {len(adjusted)} of {n} sizes: there the drift probe "
+            f"(the cache-line round trip beside each size) explained the launch-to-launch variance "
+            f"({cls} host class{'es' if cls != 1 else ''}; intervals a median {100 * red:.0f} % narrower; "
+            "docs/analysis.md, 'The host as a covariate'); at those sizes A/B is the ratio at like host "
+            "state, not the ratio of the two sides' geometric means")
 
 
 def check_sides(a_runs: list[Run], b_runs: list[Run]) -> str:
@@ -303,7 +374,7 @@ def _z(confidence: float) -> float:
 
 
 def range_ratio(grp: list[SizeComparison], infos: dict, ya, yb,
-                confidence: float) -> tuple[tuple[float, float, float], bool]:
+                confidence: float, da=None, db=None) -> tuple[tuple[float, float, float], bool]:
     """A range's ratio A/B with its CI at `confidence`, and whether the launch was the
     unit (a claim about the configurations).  One size: that size's own inference, so
     that at 95 % the statement's interval is the one its row prints; several sizes with
@@ -318,10 +389,29 @@ def range_ratio(grp: list[SizeComparison], infos: dict, ya, yb,
             return (r.ratio, math.exp(d - q), math.exp(d + q)), True
         return _widen((r.ratio, r.ci[0], r.ci[1]), confidence), False
     if any(g.inference == BETWEEN for g in grp):
-        got = regime_between(ya, yb, [g.bytes for g in grp], confidence)
+        got = _range_adjusted(ya, yb, da, db, [g.bytes for g in grp], confidence) if da else None
+        got = got or regime_between(ya, yb, [g.bytes for g in grp], confidence)
         if got is not None:
             return got, True
     return _regime_ratio(grp, confidence), False
+
+
+def _range_adjusted(ya, yb, da, db, sizes: list[int], confidence: float):
+    """A range's ratio at like host state: each launch's mean log median and mean log drift over
+    the range's sizes (covariate.adjusted); None when the drift does not explain the variance."""
+    def values(y, d):
+        keys = [k for k in y if all(b in y[k] for b in sizes) and all(b in d.get(k, {}) for b in sizes)]
+        return ([float(np.mean([y[k][b] for b in sizes])) for k in keys],
+                [np.mean([d[k][b] for b in sizes], axis=0) for k in keys])
+    va, ca = values(ya, da)
+    vb, cb = values(yb, db)
+    if not va or not vb:
+        return None
+    adj = host_adjusted(va, np.array(ca), vb, np.array(cb))
+    if adj is None:
+        return None
+    q = t_quantile(adj.df, confidence) * adj.se
+    return math.exp(adj.log_ratio), math.exp(adj.log_ratio - q), math.exp(adj.log_ratio + q)
 
 
 def _widen(rci: tuple[float, float, float], confidence: float) -> tuple[float, float, float]:
@@ -360,12 +450,12 @@ def range_statements(cmp: Comparison, ratio_of) -> list[RegimeStatement]:
         else:
             span = f"for messages from {fmt_bytes(lo)} to {fmt_bytes(hi)}"
         rci, unit = ratio_of(grp, conf)
-        out.append(_statement(cmp, grp, span, rci, unit))
+        out.append(_statement(cmp, grp, span, rci, unit, conf))
     return out
 
 
 def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci,
-               launch_unit: bool) -> RegimeStatement:
+               launch_unit: bool, confidence: float = 0.95) -> RegimeStatement:
     """One range's statement.  Its mark is the one its interval gives, and that interval
     is the one printed: '~' when it includes 1 (with the interval), '+' / '-' when it
     excludes 1, '=' when it does but the ratio is within the minimum effect; in
@@ -378,7 +468,8 @@ def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci,
         effect = f"no significant difference (A/B {r[0]:.3g}, 95 % CI {r[1]:.3g} to {r[2]:.3g})"
         return RegimeStatement("~", lo, hi, k, None, None, f"no significant difference {span} "
                                f"(A/B {r[0]:.3g}, 95 % CI {r[1]:.3g} to {r[2]:.3g})", r[0], ci,
-                               span=span, effect=effect)
+                               span=span, effect=effect,
+                               needed=needed_words(grp, r, cmp.min_effect, confidence) if launch_unit else "")
     first = grp[0]
     detail = f"{first.median_a_us:.3g} us vs {first.median_b_us:.3g} us at {fmt_bytes(first.bytes)}"
     if k > 1:
@@ -397,6 +488,45 @@ def _statement(cmp: Comparison, grp: list[SizeComparison], span: str, rci,
         mark = f"({mark})"
     return RegimeStatement(mark, lo, hi, k, pct, pm, text, r[0], ci,
                            span=span, effect=effect, detail=detail)
+
+
+def to_decide(grp: list[SizeComparison], rci, min_effect: float,
+              confidence: float = 0.95) -> tuple[float, str, float] | None:
+    """Launches a side that would decide an undecided range at the spread seen, what they
+    would decide ('a difference': its interval excludes 1; 'no practical difference': it fits
+    within the minimum effect) and the launch sd in the log; math.inf when no number would at
+    this estimate; None when the range's interval does not give a launch spread."""
+    from .sequential import launches_needed, t_at
+    ratio, lo, hi = rci
+    la, lb = min(g.launches_a for g in grp), min(g.launches_b for g in grp)
+    if not (lo > 0 and hi > 0 and ratio > 0) or la + lb < 3:
+        return None
+    dfs = [g.df for g in grp if g.df]
+    q = t_at(1 - confidence, min(dfs)) if dfs else _z(confidence)
+    se = (math.log(hi) - math.log(lo)) / (2 * q)
+    sd = se / math.sqrt(1 / la + 1 / lb)
+    e = abs(math.log(ratio))
+    band = -math.log(1 - min_effect)
+    z = _z(confidence)             # many launches: t near the normal quantile
+    claim = launches_needed(e, sd, z, None)
+    same = launches_needed(band - e, sd, z, None) if e < band else math.inf
+    n, what = min((claim, "a difference"), (same, "no practical difference"))
+    return n, what, sd
+
+
+def needed_words(grp: list[SizeComparison], rci, min_effect: float, confidence: float = 0.95) -> str:
+    """What would decide an undecided range at the spread seen (to_decide), in words."""
+    got = to_decide(grp, rci, min_effect, confidence)
+    if got is None:
+        return ""
+    n, what, sd = got
+    ratio = rci[0]
+    la, lb = min(g.launches_a for g in grp), min(g.launches_b for g in grp)
+    spread = f"launch sd {100 * (math.exp(sd) - 1):.1f} %"
+    if not math.isfinite(n):
+        return f"undecided at any number of launches at this estimate ({spread})"
+    return (f"about {max(math.ceil(n), la, lb)} launches a side (it has {la} and {lb}) would decide it "
+            f"({what}) at this spread ({spread}, A/B {ratio:.3g})")
 
 
 RATIO_WORDING = 2.0        # from this factor on a difference is stated as a ratio, not a percentage

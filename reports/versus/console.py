@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .compare import fmt_bytes
-from .launches import method_words, scope_words
+from .launches import WITHIN, interval_label, interval_words, method_words, scope_words
 from .stats import LIMITS_RULE
 from .transitions import jump_words, staircase_sentence
 from .units import sample_meaning
@@ -45,7 +45,7 @@ def format_summary(doc: dict) -> str:
                          f"{s['outside_limits']}",
                          "-" if s["normal"] is None else ("yes" if s["normal"] else "no"),
                          _f(s["bandwidth_MBps"], "{:.1f}"), payload_word(s.get("valid"))])
-        parts.append(table(["bytes", "n", "median", "95% CI", "mean", "sd", "min", "p99",
+        parts.append(table(["bytes", "n", "median", "95% CI within launch", "mean", "sd", "min", "p99",
                             "outside", "normal", "MB/s", "payload"], rows))
         parts.append(f"   outside = samples outside the {run.get('control_limits_rule') or LIMITS_RULE}")
         inv = run.get("invalid_sizes") or {}
@@ -98,6 +98,9 @@ def format_summary(doc: dict) -> str:
         for th in run["unmatched_thresholds"]:
             parts.append(f"   threshold {th['name']} = {th['configured_bytes']} B: no transition detected there")
         parts.append("")
+    for cfg in doc.get("configurations", []):
+        if cfg["n_launches"] > 1:
+            parts += format_configuration(cfg)
     for grp in doc.get("launch_spread", []):
         parts.append(f"== launch-to-launch spread: {grp['label']} (launches {grp['launches']})")
         sc = grp.get("speed_classes")
@@ -106,6 +109,24 @@ def format_summary(doc: dict) -> str:
         parts.append(format_launch_spread(grp["sizes"]))
         parts.append("")
     return "\n".join(parts)
+
+
+def format_configuration(cfg: dict) -> list[str]:
+    """A configuration of several launches: its figure per size with the interval between its
+    launches (analysis.configuration_figures), beside the median of its samples pooled."""
+    out = [f"== configuration {cfg['label']} ({cfg['n_launches']} launches): each size's figure "
+           f"from its launches",
+           f"   time = {cfg['time_label']}; median = the geometric mean of the launch medians with its "
+           f"{cfg['interval']} (a size only one launch measured: its median, {interval_words(WITHIN)}); "
+           "MB/s = bytes over that time and over its interval's ends; pooled = the median of every "
+           "launch's samples together, for reference; times in us"]
+    rows = [[str(s["bytes"]) + (" !" if s.get("valid") is False else ""), str(s["launches"]),
+             _f(s["median_us"]), _ci(s["median_ci_us"], "{:.3f}"), interval_label(s["interval_kind"], s["launches"]),
+             "-" if s["bandwidth_MBps"] is None else f"{s['bandwidth_MBps']:.4g} {_ci(s['bandwidth_ci_MBps'], '{:.4g}')}",
+             _f(s["pooled_median_us"])] for s in cfg["sizes"]]
+    out.append(table(["bytes", "launches", "median", "95% CI", "interval", "MB/s [95% CI]", "pooled"], rows))
+    out.append("")
+    return out
 
 
 def _ci(ci, fmt: str) -> str:
@@ -164,6 +185,8 @@ def format_comparison(c: dict) -> str:
     parts.append("")
     for r in c["regimes"]:
         parts.append(f"{r['mark']} {r['text']}")
+        if r.get("needed"):
+            parts.append(f"    what would decide it: {r['needed']}")
     for side in ("a", "b"):
         if c[f"launch_spread_{side}"]:
             parts.append(f"\nlaunch-to-launch spread of {side.upper()}:")
@@ -181,6 +204,13 @@ def format_study(doc: dict) -> str:
     parts.append(table([""] + [r["run"] for r in v], [[k] + [_f(r[f], fmt) for r in v] for k, f, fmt in keys]))
     for r in v:
         parts.append(f"   {r['run']}: {r['source']}")
+        if r.get("send_latency_ci_us") is not None and "send_ns" not in r["source"]:
+            ci = r["send_latency_ci_us"]
+            parts.append(f"     latency {r['send_latency_us']:.3f} us [{ci[0]:.3f}, {ci[1]:.3f}] at "
+                         f"{r['send_latency_bytes']} B: "
+                         + interval_words(r["send_latency_interval_kind"], r["send_latency_launches"])
+                         + ("; the median: the geometric mean of the launch medians"
+                            if r["send_latency_interval_kind"] != WITHIN else ""))
     rs = doc["run_statistics"]
     parts.append(f"\n== run statistics at {rs['bytes']} B ({rs['unit']})")
     cols = ["min", "max", "mean", "median", "std", "stderr"]

@@ -564,9 +564,11 @@ def import_file(path: str, fmt: str | None = None, sizes: list[int] | None = Non
     return import_text(text, path, fmt, sizes), text
 
 
-def write_jsonl(runs: list[Imported], source: str, text: str, out: str) -> None:
+def write_jsonl(runs: list[Imported], source: str, text: str, out: str, overwrite: bool = False) -> None:
+    """The records as sealed lines at out: never over the source, over what is not a regular file, or
+    over an existing file without overwrite."""
     lines = [seal_line(rec) for k, imp in enumerate(runs) for rec in records(imp, source, text, k)]
-    write_atomically(out, "\n".join(lines) + "\n", "-o")
+    write_atomically(out, "\n".join(lines) + "\n", "-o", overwrite=overwrite, inputs=[source])
 
 
 def imported_document(run) -> dict:

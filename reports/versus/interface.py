@@ -13,6 +13,7 @@ latency with its 95 % interval.
 """
 from __future__ import annotations
 
+from .launches import band_words
 from .units import crossing
 
 ONE_SIDED, TWO_SIDED = "putnotify", "pingpong"
@@ -118,7 +119,8 @@ def interface_section(configs: list, pairs: list[dict], include_invalid: bool, p
                 side = "two-sided" if c.pooled.pattern == TWO_SIDED else "one-sided"
                 series.append({"label": f"{named(c)}, {side}", "sizes": c.sizes,
                                "keep": [t.bytes for t in c.analysis.transitions] if c.analysis else []})
-    statistic = "median one-way latency (round trip / 2) with its 95 % CI band"
+    statistic = ("one-way latency (round trip / 2), "
+                 + band_words([x for sr in series for x in sr["sizes"]]).replace("95 % CI", "95 % CI band", 1))
     title = "Two-sided ping-pong and put-with-notification"
     table = {"id": "interface-table",
              "caption": "Across the interface: A (one-sided put-with-notification) against B (two-sided "

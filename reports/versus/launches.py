@@ -51,10 +51,11 @@ from .lazy import numpy as np
 from .lazy import scipy_stats as sps
 
 from .samples import SampleSet, launch_key
-from .stats import bootstrap_median_draws, median_rank_probabilities, median_summary, sorted_median
+from .stats import (BETWEEN_LAUNCH, WITHIN_LAUNCH, SizeStats, bootstrap_median_draws, median_ci_sorted,
+                    median_rank_probabilities, median_summary, sorted_median)
 
-WITHIN = "within-launch"
-BETWEEN = "between-launch"
+WITHIN = WITHIN_LAUNCH
+BETWEEN = BETWEEN_LAUNCH
 
 
 def launch_df(la: int, lb: int) -> int:
@@ -169,6 +170,107 @@ def regime_between(ya: dict[str, np.ndarray], yb: dict[str, np.ndarray],
     return math.exp(d), math.exp(d - q * se), math.exp(d + q * se)
 
 
+def launch_interval(log_medians, confidence: float = 0.95) -> tuple[float, float, float]:
+    """A configuration's figure at one size from its L >= 2 launches, and its interval:
+    exp(mean) of the launches' log medians (the geometric mean of the launch medians,
+    the value between_launches gives a side) and exp(mean -/+ t_{L-1} sd / sqrt(L)).
+
+    Why the launch and not the sample: the samples of one launch share that launch's
+    effect (which cores its process pair landed on, for its whole life), so an
+    interval from all the launches' samples pooled says how well the pooled median is
+    pinned down, not where the next launch will put the configuration; one launch
+    2-8x slower than its twins leaves the pooled interval a few per cent wide while a
+    comparison between launches (between_launches) finds no difference.  Student's t
+    over the L log medians is the interval that comparison rests on, per side; its
+    df are L - 1 (one configuration's launches alone, nothing pooled with another side).
+    Where every launch gives the same median the interval is that value."""
+    y = np.asarray(log_medians, dtype=np.float64)
+    nl = int(y.size)
+    if nl < 2:
+        raise ValueError("an interval between launches needs two launches or more")
+    m = float(y.mean())
+    half = t_quantile(nl - 1, confidence) * float(y.std(ddof=1)) / math.sqrt(nl)
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
+@dataclass(frozen=True)
+class LaunchFigure:
+    """A configuration's median time at one size (ns) with its 95 % interval and which
+    it is: between launches (launch_interval) where two or more launches measured the
+    size, else the one launch's median with its order-statistic interval (none below 6
+    samples)."""
+    launches: int
+    median_ns: float
+    ci_ns: tuple[float, float] | None
+    kind: str                       # WITHIN or BETWEEN
+
+
+def launch_figures(samples: SampleSet) -> dict[int, LaunchFigure]:
+    """Per size (ascending) the configuration's figure from its launches (LaunchFigure)."""
+    def compute():
+        out = {}
+        for b, d in samples.by_launch().items():
+            xs = list(d.values())
+            if len(xs) >= 2:
+                v, lo, hi = launch_interval(log_medians(xs))
+                out[b] = LaunchFigure(len(xs), v, (lo, hi), BETWEEN)
+            else:
+                out[b] = LaunchFigure(1, sorted_median(xs[0]), median_ci_sorted(xs[0]), WITHIN)
+        return out
+    return samples.once("launch figures", compute)
+
+
+def with_launch_figures(sizes: list[SizeStats], samples: SampleSet, bytes_factor: float = 1.0) -> None:
+    """Make each size's median, its interval and the bandwidth over them the
+    configuration's figures between launches (launch_figures) where two or more
+    launches measured it; the median of the samples pooled and its interval are kept
+    (pooled_median_ns, pooled_median_ci_ns).  The rest of a size's statistics (mean,
+    sd, percentiles, control limits) stay those of all the samples together."""
+    figs = launch_figures(samples)
+    for s in sizes:
+        f = figs.get(s.bytes)
+        if f is None or f.kind != BETWEEN:
+            continue
+        s.pooled_median_ns, s.pooled_median_ci_ns = s.median_ns, s.median_ci_ns
+        s.median_ns, s.median_ci_ns = f.median_ns, f.ci_ns
+        s.interval_kind, s.launches = BETWEEN, f.launches
+        moved = bytes_factor * s.bytes
+        s.bandwidth_MBps = moved / f.median_ns * 1e3 if f.median_ns > 0 else float("nan")
+        s.bandwidth_ci_MBps = (moved / f.ci_ns[1] * 1e3, moved / f.ci_ns[0] * 1e3) if f.ci_ns[0] > 0 else None
+
+
+def interval_words(kind: str, launches: int | None = None) -> str:
+    """Which 95 % interval a configuration's figure carries, for a legend or a header."""
+    if kind == BETWEEN:
+        n = f"{launches} launches, " if launches else ""
+        return f"95 % CI between launches ({n}Student's t on the log launch medians)"
+    return "95 % CI within one launch (order statistics of its samples)"
+
+
+def interval_label(kind: str, launches: int | None = None) -> str:
+    """The same in a few words, for a table cell: 'between 3 launches (t)', 'within one launch'."""
+    if kind == BETWEEN:
+        return f"between {launches} launches (t)" if launches else "between launches (t)"
+    return "within one launch"
+
+
+def band_words(sizes: list[dict], what: str = "median") -> str:
+    """Which interval the per-size figures of some configurations (size dicts with
+    interval_kind and launches) carry, for a figure's title or a table's caption:
+    'median with 95 % CI within one launch', 'geometric mean of the launch medians with
+    95 % CI between launches (3 launches, Student's t)', or both, said apart."""
+    kinds = {s.get("interval_kind", WITHIN) for s in sizes}
+    ls = sorted({int(s.get("launches") or 1) for s in sizes if s.get("interval_kind") == BETWEEN})
+    n = (f"{ls[0]}" if len(ls) == 1 else f"{ls[0]}-{ls[-1]}") + " launches, " if ls else ""
+    between = f"95 % CI between launches ({n}Student's t)"
+    if kinds == {BETWEEN}:
+        return f"{what}: geometric mean of the launch medians, {between}"
+    if BETWEEN in kinds:
+        return (f"{what} with 95 % CI: between launches where several launches of a configuration measured "
+                f"a size (the geometric mean of the launch medians, {between}), else within one launch")
+    return f"{what} with 95 % CI within one launch"
+
+
 @dataclass
 class SizeInference:
     """One size's comparison, with the method it used."""
@@ -189,7 +291,7 @@ def _log_floor(x: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(x, 1e-3))          # 1 ps: a zero time has no log
 
 
-def _log_medians(launches: list[np.ndarray]) -> np.ndarray:
+def log_medians(launches: list[np.ndarray]) -> np.ndarray:
     return _log_floor(np.array([sorted_median(x) for x in launches]))
 
 
@@ -226,7 +328,7 @@ def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Ge
     la, lb = len(a), len(b)
     if la + lb < 3:
         raise ValueError("between-launch inference needs several launches on at least one side")
-    ya, yb = _log_medians(a), _log_medians(b)
+    ya, yb = log_medians(a), log_medians(b)
     resid = np.concatenate([_residuals(ya), _residuals(yb)])
     df = float(launch_df(la, lb))                # launch-to-launch variance pooled over both sides
     va, vb = _side_variance(a, ya, resid), _side_variance(b, yb, resid)
@@ -239,7 +341,13 @@ def between_launches(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Ge
     else:                            # every sample of every launch identical
         p = 1.0 if d == 0 else 0.0
         ci = [math.exp(d)] * 2
-    return SizeInference(math.exp(d), ci, p, math.exp(ya.mean()), math.exp(yb.mean()), BETWEEN, la, lb, df, se)
+    return SizeInference(math.exp(d), ci, p, _side_value(a, ya), _side_value(b, yb), BETWEEN, la, lb, df, se)
+
+
+def _side_value(launches: list[np.ndarray], y: np.ndarray) -> float:
+    """A side's figure: the geometric mean of its launch medians; one launch's median as it is
+    (exp(log(m)) may differ from m in the last digit, and the summary prints m)."""
+    return sorted_median(launches[0]) if len(launches) == 1 else math.exp(y.mean())
 
 
 def infer_size(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,

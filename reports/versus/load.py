@@ -41,10 +41,21 @@ def output_dir(path, what: str = "output directory"):
     return p
 
 
-def write_atomically(path, data: str | bytes, what: str = "output") -> None:
+def write_atomically(path, data: str | bytes, what: str = "output", *, overwrite: bool = True,
+                     inputs=(), replaceable=None) -> None:
     """Write the whole of data to path through a temporary file in the same directory,
     flushed and renamed into place: a full disk or a kill leaves the previous file (or none),
-    never a truncated one."""
+    never a truncated one.
+
+    What is at path already is never renamed over unless it is a regular file this write may
+    replace: a device, a FIFO, a socket or a directory there is refused, and so is one of
+    `inputs` (the command's own input files).  A regular file that is not empty is replaced only
+    with overwrite (the user's --overwrite; the default for files versus keeps itself, such as a
+    campaign's manifest) or when replaceable(path) says it is one of this output's kind.  A
+    symbolic link to a regular file is written through (the file it names is replaced)."""
+    check_output_path(path, what, overwrite=overwrite, inputs=inputs, replaceable=replaceable)
+    if os.path.islink(path):
+        path = os.path.realpath(path)
     import tempfile
     p = Path(path)
     blob = data.encode("utf-8") if isinstance(data, str) else data
@@ -64,6 +75,45 @@ def write_atomically(path, data: str | bytes, what: str = "output") -> None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def same_file_as(path, paths) -> str | None:
+    """The first of paths that is the same file as path (by device and inode), or None."""
+    for q in paths:
+        with contextlib.suppress(OSError):
+            if os.path.samefile(path, q):
+                return q
+    return None
+
+
+def check_output_path(path, what: str = "output", *, overwrite: bool = False, inputs=(), replaceable=None) -> None:
+    """InputError (exit 2) when writing path would destroy what is there; see write_atomically."""
+    import stat as _stat
+    p = str(path)
+    if not os.path.lexists(p):
+        return
+    try:
+        st = os.stat(p)
+    except OSError:
+        raise InputError(f"{what} {p}: a symbolic link to nothing is there; remove it or give another path") from None
+    kinds = ((_stat.S_ISDIR, "a directory"), (_stat.S_ISCHR, "a character device"), (_stat.S_ISBLK, "a block device"),
+             (_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"))
+    for test, kind in kinds:
+        if test(st.st_mode):
+            raise InputError(f"{what} {p}: {kind} is there, not a regular file; versus writes its outputs only "
+                             "as regular files: give a new file's path")
+    if not _stat.S_ISREG(st.st_mode):
+        raise InputError(f"{what} {p}: not a regular file; give a new file's path")
+    hit = same_file_as(p, inputs)
+    if hit is not None:
+        raise InputError(f"{what} {p}: it is also this command's input ({hit}); writing it would replace "
+                         "the input: give another path")
+    if overwrite or st.st_size == 0:
+        return
+    if replaceable is not None and replaceable(p):
+        return
+    raise InputError(f"{what} {p}: the file exists ({st.st_size} bytes); give another name, move it away, "
+                     "or add --overwrite to replace it")
 
 
 @dataclass
@@ -89,6 +139,8 @@ class SizeRecord:
     validation: dict | None = None
     pair: tuple[int, int] | None = None   # the pair that measured it, when every pair ran at once
     host_load: dict | None = None         # the host's load over this visit (hostload.py), when recorded
+    drift_ns: float | None = None         # the placement drift probe's cache-line round trip beside this
+                                          # visit (ns), when recorded: the host's state (covariate.py)
 
 
 @dataclass
@@ -228,10 +280,19 @@ class Run:
                                           s.stop or prev.stop,
                                           s.precision_pct if s.precision_pct is not None else prev.precision_pct,
                                           prev.rounds + s.rounds, _pooled_valid(prev.valid, s.valid),
-                                          prev.validation if prev.validation is not None else s.validation)
+                                          prev.validation if prev.validation is not None else s.validation,
+                                          None, None,
+                                          _mean_drift(prev.drift_ns, prev.rounds, s.drift_ns, s.rounds))
             else:
                 out[s.bytes] = s
         return dict(sorted(out.items()))
+
+
+def _mean_drift(a: float | None, na: int, b: float | None, nb: int) -> float | None:
+    """The geometric mean of the drift probe over the visits pooled (a over na of them, b over nb)."""
+    if a is None or b is None or a <= 0 or b <= 0:
+        return a if b is None else (b if a is None else None)
+    return math.exp((na * math.log(a) + nb * math.log(b)) / (na + nb))
 
 
 def _pooled_valid(a: bool | None, b: bool | None) -> bool | None:
@@ -379,7 +440,14 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
                       int(obj.get("pass", 0) or 0), obj.get("stop") if isinstance(obj.get("stop"), str) else None,
                       float(precision) if isinstance(precision, (int, float)) else None,
                       1, valid, validation if valid is False else None, _pair_of(obj.get("pair"), where),
-                      _host_load_of(obj.get("host_load")))
+                      _host_load_of(obj.get("host_load")), _drift_of(obj.get("drift_ns")))
+
+
+def _drift_of(v) -> float | None:
+    """The size record's drift_ns: a positive finite number of ns, else None (not recorded)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
+        return float(v)
+    return None
 
 
 def _host_load_of(h: Any) -> dict | None:
@@ -690,6 +758,19 @@ def check_same_configuration(runs: list[Run]) -> None:
         odd = next(r for r in runs if r.config_key() != runs[0].config_key())
         raise InputError(f"runs pooled as launches of one configuration differ "
                          f"in {describe_difference(runs[0], odd)} ({which})")
+
+
+def pool_launches(runs: list[Run]) -> Run:
+    """One configuration's launches as one run (their size records together; the first launch's
+    record, the first status that is not ok): what the report analyses as the configuration,
+    its launches' SampleSet beside it (analysis.analyse_run)."""
+    if len(runs) == 1:
+        return runs[0]
+    first = runs[0]
+    sizes: list[SizeRecord] = [s for r in runs for s in r.sizes]
+    end = next((r.end for r in runs if r.status != "ok"), first.end)
+    return Run(first.source, first.record, sizes, end, [w for r in runs for w in r.warnings],
+               first.config_name)
 
 
 def group_launches(runs: list[Run]) -> list[list[Run]]:

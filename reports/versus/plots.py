@@ -243,6 +243,14 @@ def comparison_plots(name: str, title: str, series: list[dict], floor: dict | No
     return out
 
 
+def band_label(sizes: list[dict]) -> str:
+    """The legend entry of a configuration's band: which 95 % interval it is."""
+    kinds = {p.get("interval_kind", "within-launch") for p in sizes}     # launches.WITHIN, BETWEEN
+    if kinds == {"between-launch"}:
+        return "95 % CI between launches"
+    return "95 % CI between launches, or within one" if "between-launch" in kinds else "95 % CI within one launch"
+
+
 def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
                 transitions: list[dict], pdf_dir: Path | None = None,
                 time_label: str = "one-way latency") -> dict:
@@ -265,7 +273,7 @@ def detail_plot(name: str, label: str, sizes: list[dict], regimes: list[dict],
         x = [p["bytes"] for p in pts]
         ax.fill_between(x, [p["median_ci_us"][0] if p["median_ci_us"] else p["median_us"] for p in pts],
                         [p["median_ci_us"][1] if p["median_ci_us"] else p["median_us"] for p in pts],
-                        color=COLORS[0], alpha=0.25, lw=0, label="median 95 % CI")
+                        color=COLORS[0], alpha=0.25, lw=0, label=plain(band_label(sizes)))
         ax.plot(x, [p["median_us"] for p in pts], "-", marker="." if len(x) <= MARKERS_UP_TO else "",
                 color=COLORS[0], ms=3, lw=1, label="median")
         ax.plot(x, [p["ucl_us"] if p["ucl_us"] > 0 else float("nan") for p in pts], ":", color=COLORS[1], lw=1,

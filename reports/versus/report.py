@@ -27,9 +27,9 @@ from .lazy import numpy as np
 from .hostload import comparison_note, config_words
 from . import __version__
 from .analysis import Analysis, analyse_run, invalid_note
-from .compare import compare_runs, fmt_bytes
-from .launches import launch_spread, method_words
-from .load import InputError, Run, SizeRecord, configuration_key, load_file, output_dir
+from .compare import ALPHA, compare_runs, fmt_bytes
+from .launches import band_words, interval_label, launch_spread, method_words
+from .load import InputError, Run, configuration_key, load_file, output_dir, pool_launches
 from .interface import interface_section
 from .loggp import report_table as loggp_table
 from .report_methods import methods_section
@@ -81,7 +81,8 @@ class Config:
 # What `versus campaign` writes in campaign.json, field by field: (kinds accepted, required).
 _TEXT = (str, type(None))
 MANIFEST_FIELDS = {"campaign": _TEXT, "title": _TEXT, "description": _TEXT, "study": _TEXT, "runner": _TEXT,
-                   "compare": (list,), "modules": (dict,), "patterns": (list,), "counts": (dict,), "runs": (list,)}
+                   "compare": (list,), "modules": (dict,), "patterns": (list,), "counts": (dict,), "runs": (list,),
+                   "sequential": (dict, type(None))}
 MANIFEST_RUN_FIELDS = {"id": (str,), "file": (str,), "status": (str,), "config_id": _TEXT, "transport": _TEXT,
                        "pattern": _TEXT, "variant": _TEXT, "note": _TEXT, "stderr_tail": _TEXT,
                        "options": (dict, type(None)), "env": (dict, type(None)), "command": (list, type(None)),
@@ -112,6 +113,11 @@ def check_manifest(doc, where) -> None:
                 refuse(f"runs[{k}].{key}", " or ".join("null" if t is type(None) else t.__name__ for t in kinds))
         if e["file"] in ("", ".", "..") or "/" in e["file"] or "\\" in e["file"] or "\0" in e["file"]:
             refuse(f"runs[{k}].file", "a file name in the manifest's folder")
+    seq = doc.get("sequential")
+    if seq is not None:
+        a = seq.get("nominal_alpha")
+        if not (isinstance(a, float) and 0 < a <= 0.05) or not isinstance(seq.get("words", ""), str):
+            refuse("'sequential'", "the design --until-decided wrote (nominal_alpha in (0, 0.05], words)")
     for k, c in enumerate(doc.get("compare", [])):
         if not (isinstance(c, dict) and isinstance(c.get("a"), str) and isinstance(c.get("b"), str)):
             refuse(f"compare[{k}]", 'an object {"a": "id", "b": "id"}')
@@ -151,14 +157,7 @@ def collect(paths: list[str]) -> tuple[list[Run], dict[str, dict], list[dict]]:
     return runs, entries, manifests
 
 
-def pool(runs: list[Run]) -> Run:
-    if len(runs) == 1:
-        return runs[0]
-    first = runs[0]
-    sizes: list[SizeRecord] = [s for r in runs for s in r.sizes]
-    end = next((r.end for r in runs if r.status != "ok"), first.end)
-    return Run(first.source, first.record, sizes, end, [w for r in runs for w in r.warnings],
-               first.config_name)
+pool = pool_launches
 
 
 def _default_id(run: Run) -> str:
@@ -221,6 +220,7 @@ def summary_row(c: Config, floor: Config | None) -> dict:
            "provider": c.pooled.transport.get("provider") or "", "launches": len(c.runs),
            "status": c.pooled.status, "latency_bytes": first["bytes"] if first else None,
            "latency": ci_cell(first["median_us"], first["median_ci_us"]) if first else None,
+           "interval": interval_label(first["interval_kind"], first["launches"]) if first else None,
            "s": ci_cell(r0["latency_us"], r0["latency_ci_us"], r0["latency_ci_note"]) if r0 else None,
            "bw": ({"v": bwd["asymptotic_note"], "f": "text"} if asym_off else
                   ci_cell(rl["bandwidth_MBps"], rl["bandwidth_ci_MBps"], rl["bandwidth_ci_note"]) if rl else None),
@@ -243,6 +243,7 @@ SUMMARY_COLUMNS = [
     {"key": "config", "title": "configuration", "fmt": "text", "width": 0.13},
     {"key": "provider", "title": "provider", "fmt": "text", "width": 0.11},
     {"key": "latency", "title": "{time} µs at the smallest size [95 % CI]", "fmt": "us_ci", "width": 0.09},
+    {"key": "interval", "title": "its 95 % CI", "fmt": "text", "width": 0.07},
     {"key": "s", "title": "fitted s µs [95 % CI]", "fmt": "us_ci", "width": 0.09},
     {"key": "bw", "title": "asymptotic bandwidth MB/s [95 % CI]", "fmt": "mbps_ci", "width": 0.09},
     {"key": "n_half", "title": "n½ [95 % CI]", "fmt": "bytes_ci", "width": 0.09},
@@ -261,9 +262,32 @@ def summary_columns(time_label: str) -> list[dict]:
     return [{**col, "title": col["title"].replace("{time}", time_label)} for col in SUMMARY_COLUMNS]
 
 
+def interval_note(members: list[Config]) -> str:
+    """Which interval the group's per-size figures carry (the summary's latency, the bands, the
+    per-size tables), said once under the summary table."""
+    ls = sorted({len(c.runs) for c in members if len(c.runs) > 1})
+    out = []
+    if ls:
+        n = f"{ls[0]}" if len(ls) == 1 else f"{ls[0]} to {ls[-1]}"
+        out.append(f"A configuration of several launches ({n} here): at each size the geometric mean of its "
+                   "launch medians, the value its comparisons use, with the 95 % CI between launches "
+                   "(Student's t on the log launch medians, one degree of freedom fewer than the launches); a size only "
+                   "one of them measured: that launch's median with its within-launch interval.")
+    if any(len(c.runs) == 1 for c in members):
+        out.append("A configuration of one launch: its median with the distribution-free 95 % CI within that "
+                   "launch (order statistics of its samples), which says nothing of how far another launch "
+                   "would land.")
+    out.append("The fitted s, asymptotic bandwidth and n½ and their intervals are the fitted line's, through "
+               "the medians of every launch's samples together (their scatter about the line over the sizes), "
+               "not intervals between launches.")
+    return " ".join(out)
+
+
 def detail_table(c: Config) -> dict:
-    cols = [("bytes", "size", "bytes"), ("n", "n", "int"), ("median", "median µs [95 % CI]", "us_ci"),
-            ("mean_us", "mean µs", "us"), ("std_us", "sd µs", "us"), ("p99_us", "p99 µs", "us"),
+    several = len(c.runs) > 1
+    cols = [("bytes", "size", "bytes"), ("n", "n", "int")] + ([("launches", "launches", "int")] if several else []) \
+        + [("median", "median µs [95 % CI]", "us_ci"),
+           ("mean_us", "mean µs", "us"), ("std_us", "sd µs", "us"), ("p99_us", "p99 µs", "us"),
             ("limits", "control limits µs (0.135th, 99.865th percentile)", "text"),
             ("outside_limits", "outside", "int"),
             ("normal", "normal", "text"), ("bandwidth_MBps", "MB/s", "mbps"),
@@ -277,11 +301,15 @@ def detail_table(c: Config) -> dict:
         rows.append([vals[k] for k, _, _ in cols])
     what = run_meaning(c.pooled).time_label
     notes = [CONTROL_LIMITS_NOTE] if c.sizes else []
+    if several and c.sizes:
+        notes.append(f"{band_words(c.sizes, 'Median')}; the mean, sd, p99, control limits, normality "
+                        "and n are of every launch's samples together.")
     if c.analysis and c.analysis.invalid_bytes:
         notes.append(invalid_note(c.analysis.invalid_bytes, c.analysis.invalid_included))
         notes += [f"{s['bytes']} B: {validation_words(s.get('validation'))}" for s in c.sizes
                   if s.get("valid") is False]
-    return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (times are the {what})",
+    return {"id": f"detail-{c.id}", "caption": f"{c.id}: per-size statistics (times are the {what}; "
+                                               f"{band_words(c.sizes)})",
             "columns": [{"title": t, "fmt": f} for _, t, f in cols], "rows": rows, "notes": notes}
 
 
@@ -327,12 +355,18 @@ def short_statement(r: dict) -> str:
     return " ".join(p for p in (r["effect"], r["span"], f"({r['detail']})" if r["detail"] else "") if p)
 
 
-def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False) -> dict | None:
+def comparison_doc(a: Config, b: Config, why: str, include_invalid: bool = False,
+                   design: dict | None = None) -> dict | None:
     """A against B, each side its configuration's launches (several launches:
-    between-launch inference, launches.py)."""
+    between-launch inference, launches.py); design: the manifest's 'sequential' entry of a
+    campaign run --until-decided, whose nominal level the intervals are then taken at."""
     if not {s["bytes"] for s in a.sizes} & {s["bytes"] for s in b.sizes}:
         return None
-    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid, samples=(a.samples, b.samples)).to_dict()
+    alpha = design["nominal_alpha"] if design else ALPHA
+    cmp = compare_runs(a.runs, b.runs, include_invalid=include_invalid, samples=(a.samples, b.samples),
+                       alpha=alpha).to_dict()
+    if design:
+        cmp["scope"] = (f"{cmp['scope']}; " if cmp["scope"] else "") + design["words"]
     rows = [[s["mark"], s["bytes"], s["median_a_us"], s["median_b_us"],
              {"v": [s["ratio"], *s["ratio_ci"]], "f": "ratio_ci"}, s["faster_pct"], s["p_value"]]
             for s in cmp["sizes"]]
@@ -393,17 +427,19 @@ def fork_map(fn, n: int) -> list:
 def _analyse(c: Config, include_invalid: bool):
     """A configuration's analysis made in a worker: sent back without its run (the samples),
     which the caller puts back."""
-    a = analyse_run(c.pooled, include_invalid=include_invalid) if c.pooled.sizes else None
+    a = analyse_run(c.pooled, include_invalid=include_invalid,
+                    samples=c.samples if len(c.runs) > 1 else None) if c.pooled.sizes else None
     if a is not None:
         a.to_dict()
         a.run = None
     return a
 
 
-def group_comparisons(configs: list[Config], pairs: list[dict], include_invalid: bool = False) -> list[dict]:
+def group_comparisons(configs: list[Config], pairs: list[dict], include_invalid: bool = False,
+                      design: dict | None = None) -> list[dict]:
     """The group's comparisons (comparison_jobs), made on the machine's cores (fork_map)."""
     jobs, only_with_statements = comparison_jobs(configs, pairs)
-    out = fork_map(lambda i: comparison_doc(*jobs[i], include_invalid), len(jobs))
+    out = fork_map(lambda i: comparison_doc(*jobs[i], include_invalid, design), len(jobs))
     return [c for c in out if c and c["statements"]] if only_with_statements else out
 
 
@@ -468,6 +504,10 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
                 print(f"versus report: the campaign's comparison {p['a']} against {p['b']} is left out: "
                       f"{', '.join(gone)} has no results", file=sys.stderr)
     pairs = (pairs or []) + [p for m in manifests for p in m.get("compare", [])]
+    # a campaign run --until-decided: its comparisons at its design's nominal level (the strictest
+    # when several manifests are reported together)
+    design = min((m["sequential"] for m in manifests if m.get("sequential")),
+                 key=lambda d: d["nominal_alpha"], default=None)
     groups = []
     keys = sorted(dict.fromkeys(c.group for c in configs), key=lambda k: k[0] != "pingpong")
     for key in keys:
@@ -491,6 +531,8 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             "id": gname, "pattern": key[0], "variant": key[1], "floor": floor.id if floor else None,
             "time_label": meaning.time_label, "time_short": meaning.short_label,
             "sample_label": meaning.sample_label,
+            "interval_note": interval_note(members),
+            "band": band_words([x for c in members for x in c.sizes]),
             "summary": {"id": f"summary-{gname}", "caption": f"{key[0]} {key[1]}: summary",
                         "columns": cols, "rows": [[r[k["key"]] for k in cols] for r in rows],
                         "notes": invalid},
@@ -500,10 +542,10 @@ def build_model(runs: list[Run], entries: dict[str, dict], manifests: list[dict]
             if series else [],
             "charts": charts.comparison_charts(gname, f"{key[0]} {key[1]}", series, fl, meaning.short_label)
             if series else [],
-            "comparisons": group_comparisons(members, pairs, include_invalid),
+            "comparisons": group_comparisons(members, pairs, include_invalid, design),
             "details": [{"id": c.id, "status": c.pooled.status, "warnings": c.pooled.warnings,
                          "host_load": config_words(c.runs),
-                         "table": detail_table(c), "regimes": regime_table(c),
+                         "table": detail_table(c), "regimes": regime_table(c), "band": band_words(c.sizes),
                          "transitions": [dict(t.to_dict(), jump_words=jump_words(t.to_dict()))
                                          for t in c.analysis.transitions] if c.analysis else [],
                          "unmatched": c.analysis.unmatched_thresholds if c.analysis else [],

@@ -40,7 +40,12 @@ def _analysis(c, min_bytes=0):
     study that fits from min_bytes on, one made the same way from that size."""
     if min_bytes == 0 and c.analysis is not None:
         return c.analysis
-    return analyse_run(c.pooled, min_bytes=min_bytes, include_invalid=_included(c))
+    return analyse_run(c.pooled, min_bytes=min_bytes, include_invalid=_included(c), samples=_launches(c))
+
+
+def _launches(c):
+    """The configuration's launches' samples when it has several (its figures between launches)."""
+    return c.samples if len(c.runs) > 1 else None
 
 
 def _single(configs):
@@ -390,7 +395,7 @@ def _steps(c, aligned=False):
         from .load import Run
         r = c.pooled
         keep = Run(r.source, r.record, [s for s in r.sizes if s.bytes % 8 == 0], r.end, r.warnings, r.config_name)
-        a = analyse_run(keep, include_invalid=_included(c))
+        a = analyse_run(keep, include_invalid=_included(c), samples=_launches(c))
     else:
         a = _analysis(c)
     return sorted([t for t in a.transitions if t.kind == "step" and t.jump_us > 0], key=lambda t: t.bytes), a

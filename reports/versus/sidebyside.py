@@ -14,7 +14,7 @@ from .lazy import numpy as np
 
 from .samples import SampleSet
 from .load import InputError, Run
-from .stats import median_ci_sorted
+from .launches import BETWEEN, WITHIN, launch_figures
 
 NO_CLAIM = ("the imported side is a summary without samples: no interval of the difference and no "
             "claim of which is faster can be made; 'inside' says the tool's figure falls in versus's "
@@ -65,7 +65,9 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
     if pattern != imported.pattern:
         raise InputError(f"{imported.source}: {imp.get('tool')}'s {imp.get('test')} is a {imported.pattern}, "
                          f"the measured side a {pattern}: they measure different things")
-    pooled = SampleSet.of(measured).pooled()
+    sset = SampleSet.of(measured)
+    pooled = sset.pooled()
+    figs = launch_figures(sset)
     kind = _statistic_kind(imp)
     latency = pattern == "pingpong"
     rows = []
@@ -74,10 +76,14 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
         if b not in pooled:
             continue
         x = pooled[b]
+        f = figs[b]
+        # the median's figure is the configuration's: between its launches where several measured
+        # the size (launches.launch_figures); the mean and the fastest sample are of the samples pooled
+        between = f.kind == BETWEEN and (kind == "median" or not latency)
         if latency:
             tool = s.get("one_way_ns")
             if kind == "median":
-                ours, ci = float(np.median(x)), median_ci_sorted(x)
+                ours, ci = f.median_ns, f.ci_ns
             elif kind == "best":
                 ours, ci = float(x[0]), None
             else:
@@ -85,9 +91,9 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
             unit = "ns"
         else:
             tool = s.get("bandwidth_MBps")
-            t_med = float(np.median(x))
+            t_med = f.median_ns
             ours = b / t_med * 1e3 if t_med > 0 else None
-            c = median_ci_sorted(x)
+            c = f.ci_ns
             ci = (b / c[1] * 1e3, b / c[0] * 1e3) if c and c[0] > 0 else None
             unit = "MB/s"
         if tool is None or ours is None:
@@ -95,7 +101,9 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
         rows.append({"bytes": b, "versus": ours, "versus_ci": list(ci) if ci else None, "tool": float(tool),
                      "ratio": float(tool) / ours if ours else None,
                      "inside": bool(ci and ci[0] <= tool <= ci[1]) if ci else None,
-                     "samples": int(x.size), **({"tool_valid": s["valid"]} if "valid" in s else {})})
+                     "samples": int(x.size), "launches": f.launches,
+                     "interval_kind": BETWEEN if between else WITHIN if f.launches == 1 else "pooled samples",
+                     **({"tool_valid": s["valid"]} if "valid" in s else {})})
     if not rows:
         have = sorted(pooled)
         raise InputError(f"{imported.source}: no size in common with the measured runs "
@@ -104,12 +112,29 @@ def side_by_side(measured: list[Run], imported: Run) -> dict:
             "statistic": imp.get("statistic"), "versus_statistic": "bandwidth from the median time"
             if not latency else {"median": "median one-way time", "best": "fastest sample",
                                  "mean": "mean one-way time"}[kind],
-            "versus_interval": {"median": "distribution-free 95 % interval of the median (order statistics)",
-                                "best": None, "mean": MEAN_INTERVAL}[kind] if latency
-            else "bytes over the median's distribution-free 95 % interval",
+            "versus_interval": _interval_words(rows, kind if latency else "bandwidth"),
             "unit": unit, "measured": [r.source for r in measured], "imported": imported.source,
             "conversions": imp.get("conversions") or [], "unknown": imp.get("unknown") or [],
             "note": NO_CLAIM, "rows": rows}
+
+
+def _interval_words(rows: list[dict], kind: str) -> str | None:
+    """Which interval versus's figures carry (the rows' interval_kind)."""
+    if kind == "best":
+        return None
+    if kind == "mean":
+        return MEAN_INTERVAL + (", of every launch's samples together" if any(r["launches"] > 1 for r in rows)
+                                else "")
+    ls = sorted({r["launches"] for r in rows if r["interval_kind"] == BETWEEN})
+    within = "distribution-free 95 % interval of the median within one launch (order statistics)"
+    if not ls:
+        words = within
+    else:
+        n = f"{ls[0]}" if len(ls) == 1 else f"{ls[0]}-{ls[-1]}"
+        words = (f"geometric mean of the launch medians, 95 % CI between launches ({n} launches, Student's t)"
+                 + (f"; a size one launch measured: {within}" if len(ls) < len(rows) and
+                    any(r["interval_kind"] == WITHIN for r in rows) else ""))
+    return words if kind == "median" else f"bytes over the median time and over its interval's ends ({words})"
 
 
 def format_side_by_side(d: dict) -> str:

@@ -8,6 +8,10 @@ bandwidth is the bytes moved over the median time (a ping-pong moves `bytes`
 each way per round trip: bytes / (median RTT / 2)), its interval the bytes
 over the median's interval; never a mean of per-sample rates, and never over
 the mean time, which the few samples a busy host delays dominate.
+
+That interval is the one within a launch.  A configuration of several launches
+takes its figure and interval from its launches instead (launches.launch_interval,
+applied by launches.with_launch_figures; `interval_kind` says which a size carries).
 """
 from __future__ import annotations
 
@@ -28,6 +32,9 @@ LIMITS_RULE = ("control limits: the 0.135th and 99.865th percentiles of the samp
                "the share a normal sample leaves outside mean ± 3σ); below 741 samples these are the "
                "smallest and largest sample and none lies outside; never below 0")
 
+
+WITHIN_LAUNCH = "within-launch"      # the kinds of a size's interval (SizeStats.interval_kind)
+BETWEEN_LAUNCH = "between-launch"
 
 MEDIAN_SE_FACTOR = 1.2533     # sd of a normal sample's median is sqrt(pi/2) sd / sqrt(n)
 
@@ -68,6 +75,20 @@ class SizeStats:
     q25_ci_ns: tuple[float, float] | None = None
     valid: bool | None = None       # payload check: None not checked, False failed (left out of fits)
     validation: dict | None = None  # the first failure (docs/results-schema.md)
+    # which interval median_ci_ns is: "within-launch" (order statistics of the samples of one
+    # launch), or "between-launch" once launches.with_launch_figures has set median_ns to the
+    # geometric mean of the launch medians and median_ci_ns to Student's t over their logs
+    interval_kind: str = WITHIN_LAUNCH
+    launches: int = 1               # launches that measured this size (behind median_ns)
+    pooled_median_ns: float | None = None                  # every launch's samples together: their
+    pooled_median_ci_ns: tuple[float, float] | None = None  # median and its order-statistic interval
+
+    def pooled_values(self) -> tuple[float, tuple[float, float] | None]:
+        """The median of all the samples pooled and its order-statistic interval (the
+        figures themselves until launches.with_launch_figures replaced them)."""
+        if self.pooled_median_ns is None:
+            return self.median_ns, self.median_ci_ns
+        return self.pooled_median_ns, self.pooled_median_ci_ns
 
     @property
     def q25_se_ns(self) -> float:
@@ -89,6 +110,10 @@ class SizeStats:
         for k in ("min", "max", "median", "mean", "std", "stderr", "p5", "p95", "p99", "lcl", "ucl"):
             d[f"{k}_us"] = d[f"{k}_ns"] / 1e3
         d["median_ci_us"] = [v / 1e3 for v in self.median_ci_ns] if self.median_ci_ns else None
+        pm, pci = self.pooled_values()
+        d["pooled_median_ns"], d["pooled_median_ci_ns"] = pm, list(pci) if pci else None
+        d["pooled_median_us"] = pm / 1e3
+        d["pooled_median_ci_us"] = [v / 1e3 for v in pci] if pci else None
         d["q25_ci_ns"] = list(self.q25_ci_ns) if self.q25_ci_ns else None
         d["q25_us"] = self.q25_ns / 1e3
         d["q25_ci_us"] = [v / 1e3 for v in self.q25_ci_ns] if self.q25_ci_ns else None

@@ -19,7 +19,8 @@ from .lazy import numpy as np
 
 from .fit import fit_segmented
 from .analysis import headline_bandwidth
-from .load import InputError, Run
+from .load import InputError, Run, group_launches, pool_launches
+from .samples import SampleSet
 from .stats import LIMITS_RULE, describe, summarise_size
 from .transitions import classify
 from .units import run_meaning
@@ -58,6 +59,9 @@ def _analysis_params(a) -> dict:
     bw = a.bandwidth()
     return {"latency_us": first.median_ns / 1e3 if first else None,
             "latency_ci_us": [v / 1e3 for v in first.median_ci_ns] if first and first.median_ci_ns else None,
+            # which interval: within one launch, or between the launches of a configuration
+            "latency_interval_kind": first.interval_kind if first else None,
+            "latency_launches": first.launches if first else None,
             "latency_bytes": first.bytes if first else None,
             "buffer_bytes": t.bytes if t else None,
             "buffer_between_bytes": [t.after_bytes, t.before_bytes] if t else None,
@@ -137,5 +141,22 @@ def study_tables(runs: list[Run], nbytes: int | None = None) -> dict:
                           for p in patterns)
         raise InputError(f"the tables take runs of one pattern (their samples must mean one thing); these "
                          f"mix {', '.join(patterns)} ({which}): give the runs of one pattern")
-    return {"variants": variant_table(runs), "run_statistics": run_statistics(runs, nbytes),
+    return {"variants": configuration_variants(runs), "run_statistics": run_statistics(runs, nbytes),
             "control_limits": control_limits(runs)}
+
+
+def configuration_variants(runs: list[Run]) -> list[dict]:
+    """variant_table with one row per configuration: its launches pooled and analysed as the
+    report does, so that with several launches the latency and its interval are the
+    configuration's between its launches (analysis.analyse_run with their SampleSet)."""
+    from .analysis import analyse_run
+    groups = group_launches(runs)
+    pooled = [pool_launches(g) for g in groups]
+    sets = [SampleSet.of(g) for g in groups]
+    analyses = [analyse_run(p, samples=s if s.n_launches > 1 else None) for p, s in zip(pooled, sets)]
+    rows = variant_table(pooled, analyses)
+    for row, s in zip(rows, sets):
+        row["launches"] = s.n_launches
+        if s.n_launches > 1:
+            row["run"] = f"{row['run']} ({s.n_launches} launches)"
+    return rows

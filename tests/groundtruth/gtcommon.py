@@ -18,6 +18,7 @@ except ImportError as ex:
           "install them with: python3 -m venv .venv && .venv/bin/pip install -e 'reports[test]'", flush=True)
     sys.exit(vt.SKIP)
 
+from judged import Budget, Verdict, until_judged  # noqa: E402
 from launchload import launch_load  # noqa: E402  (after the check: it needs the analysis package)
 
 TOLERANCE = 0.05       # detected position within 5 % of the set threshold
@@ -64,7 +65,8 @@ def run_sweep(tag, transport_args, threshold, env, launcher=None, iterations=30,
 VISIBLE_US = 0.45
 VISIBLE_P = 0.02       # ... when the sizes on its two sides differ this surely (5 against 5: one overlap at most)
 VISIBLE_NEAR = 5       # sizes each side that decide it
-LAUNCHES = 5           # launches tried before the host is declared unable to show the switch
+LAUNCHES = 5           # quiet launches tried before the host is declared unable to show the switch
+BUDGET_S = 150         # seconds for the launches (meson timeout 240: the summary and checks follow)
 
 
 def switch_in_data(path, threshold, near=VISIBLE_NEAR):
@@ -85,38 +87,48 @@ def switch_in_data(path, threshold, near=VISIBLE_NEAR):
     return diff, float(stats.mannwhitneyu(above, below).pvalue)
 
 
-def run_visible_sweep(tag, transport_args, threshold, env, launcher=None, launches=LAUNCHES):
+def run_visible_sweep(tag, transport_args, threshold, env, launcher=None, launches=LAUNCHES, budget_s=BUDGET_S):
     """run_sweep until a launch on a quiet host shows the switch (switch_in_data: at least
     VISIBLE_US either way with p <= VISIBLE_P), at most `launches` quiet launches; fails when
     none does.  The detector is then checked on that launch with every check, none relaxed.
     A launch versus-run recorded as loaded is not judged and does not count: beside a CPU-bound
     process one UCX launch showed the switch (p = 0.008) and the detector then placed it 5.5 %
-    off, the host's waits moving the sizes around it.  When the host stays loaded through
-    2 x `launches` attempts the test exits 77 with the loads."""
-    quiet, loads = 0, []
-    for i in range(1, 2 * launches + 1):
-        out = run_sweep(f"{tag}-{i}", transport_args, threshold, env, launcher=launcher)
-        busy = launch_load(out)
-        if busy:
-            loads.append(f"launch {i}: {busy}")
-            vt.log(f"launch {i} not judged: {busy}")
-            continue
-        quiet += 1
+    off, the host's waits moving the sizes around it.  Loaded launches are replaced until the
+    budget (budget_s seconds, tests/lib/judged.py) cannot hold another; then the test exits 77
+    with every launch's figures and loads."""
+    found = []
+
+    def launch(i):
+        out = run_sweep(f"{tag}-{i + 1}", transport_args, threshold, env, launcher=launcher)
         diff, p = switch_in_data(out, threshold)
         shows = abs(diff) >= VISIBLE_US and p <= VISIBLE_P
-        vt.log(f"launch {i}: the {VISIBLE_NEAR} sizes above the set {threshold} B against the "
-               f"{VISIBLE_NEAR} up to it: {diff:+.3f} us (lower quartiles), p = {p:.4f}: "
-               f"{'the switch is in the data' if shows else 'not a visible switch; launching again'}")
-        if shows:
-            return out
-        if quiet == launches:
-            break
-    if quiet < launches:
+        return (out, diff, p, shows), launch_load(out)
+
+    def judge(quiet):
+        shown = [q for q in quiet if q[3]]
+        words = (f"{len(shown)} of {len(quiet)} quiet launches show the switch at {threshold} B (the {VISIBLE_NEAR} "
+                 f"sizes above it against the {VISIBLE_NEAR} up to it: at least {VISIBLE_US} us with p <= {VISIBLE_P})")
+        if shown:
+            found.append(shown[0][0])
+            return Verdict("pass", words)
+        if len(quiet) >= launches:
+            return Verdict("fail", words)
+        return Verdict("undecided", words, f"a quiet launch that shows it, of {launches} at most")
+
+    def show(v):
+        return (f"{v[1]:+.3f} us, p = {v[2]:.4f} "
+                f"({'the switch is in the data' if v[3] else 'not a visible switch'})")
+
+    o = until_judged(f"the switch at {threshold} B in the data", launch, judge, Budget(budget_s), 1, show)
+    if o.state == "skip":
         print(f"SKIP: the host stayed loaded, so the detection of the switch at {threshold} B cannot be "
-              f"judged ({quiet} quiet launches of {launches}): {'; '.join(loads)}", flush=True)
+              f"judged: {o.text()}", flush=True)
         sys.exit(vt.SKIP)
-    vt.fail(f"the switch at {threshold} B did not show in the data of {launches} launches on a quiet host "
-            f"(at least {VISIBLE_US} us with p <= {VISIBLE_P}): this host cannot test its detection now")
+    if o.state == "fail":
+        vt.fail(f"the switch at {threshold} B did not show in the data of {launches} launches on a quiet host "
+                f"(at least {VISIBLE_US} us with p <= {VISIBLE_P}): this host cannot test its detection now; "
+                + o.text())
+    return found[0]
 
 
 def summary(path):

@@ -8,8 +8,10 @@ over tbf took 12.0 ms at 100 and at 90.9 Mbit/s alike, tbf at 1 Gbit/s gave 820 
 goodput of 956, and the 8880 B packet step at MTU 9000 went unseen in three launches.  versus-run
 records the load itself (the end record's host_load_*: the ranks waited for a CPU 27-44 % of the
 time there, under 1 % on a quiet host), and `launch_load` reads it with the rule `versus summary`
-applies: a test re-measures a loaded launch instead of judging it, and exits 77 with the figures
-(`skip_loaded`) when the host stays loaded."""
+applies: a test re-measures a loaded launch instead of judging it.  The truth tests launch until
+their launches judge the figure or their budget is spent (tests/lib/judged.py, shared with the
+library ground truths); the others exit 77 with the figures (`skip_loaded`) when the host stays
+loaded."""
 import json
 import os
 import subprocess

@@ -68,3 +68,43 @@ def test_a_pair_steadily_a_few_tens_of_per_cent_slower_is_no_bad_link():
     run = scan(slow=lambda a, b, k: 1.5 if (a, b) == (1, 2) else 1.0)
     for sc in analyse(run):
         assert sc.bad_links == [] and sc.bad_hosts == []
+
+
+def _bursty(chosen, rate, passes, ranks, seed):
+    """Pairs slow 3x in a pass at random with the given rate (a busy host's bursts), and every
+    pair in `chosen` slow in every pass."""
+    rng = np.random.default_rng(seed)
+    hits = {(a, b, k): rng.random() < rate for a in range(ranks) for b in range(a + 1, ranks) for k in range(passes)}
+    return lambda a, b, k: 3.0 if (a, b) in chosen or hits[(a, b, k)] else 1.0
+
+
+def test_a_pair_slow_in_every_pass_of_a_noisy_scan_is_unsure_with_the_passes_it_would_take():
+    # eight ranks of one host, three passes, the other pairs slow in about 15 % of passes (a busy
+    # 2-CPU host): 28 * 0.15**3 ~ 0.1 pairs slow in every pass by chance, too many for a finding
+    hosts = [f"n{r}" for r in range(8)]
+    run = scan(slow=_bursty({(3, 5)}, 0.15, 3, 8, seed=0), passes=3, ranks=8, hosts=hosts, sizes=(8,))
+    sc = analyse(run)[0]
+    assert sc.bad_links == [] and sc.bad_hosts == [] and sc.unsure == [(3, 5)], sc.to_dict()
+    assert sc.by_chance > 0.05 and sc.passes_needed and sc.passes_needed > 3
+    assert 28 * sc.noise_rate ** sc.passes_needed <= 0.05 < 28 * sc.noise_rate ** (sc.passes_needed - 1)
+    text = summary_text(run, [sc])[0]
+    assert "unsure, not a finding (ranks 3-5)" in text and f"--passes {sc.passes_needed}" in text, text
+
+
+def test_the_same_link_over_the_passes_the_unsure_scan_asked_for_is_named():
+    hosts = [f"n{r}" for r in range(8)]
+    first = analyse(scan(slow=_bursty({(3, 5)}, 0.15, 3, 8, seed=0), passes=3, ranks=8, hosts=hosts, sizes=(8,)))[0]
+    k = first.passes_needed
+    found = 0
+    for seed in range(20):
+        sc = analyse(scan(slow=_bursty({(3, 5)}, 0.15, k, 8, seed=seed), passes=k, ranks=8, hosts=hosts, sizes=(8,)))[0]
+        assert set(sc.bad_links) <= {(3, 5)} and sc.bad_hosts == [], (seed, sc.to_dict())
+        found += sc.bad_links == [(3, 5)]
+    assert found >= 15, found
+
+
+def test_bursty_noise_alone_names_a_link_rarely():
+    hosts = [f"n{r}" for r in range(8)]
+    named = sum(bool(analyse(scan(slow=_bursty(set(), 0.15, 3, 8, seed=s), passes=3, ranks=8, hosts=hosts,
+                                  sizes=(8,)))[0].bad_links) for s in range(200))
+    assert named <= 10, named   # at most 5 % of scans, the rule's CHANCE

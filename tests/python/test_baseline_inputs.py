@@ -331,12 +331,15 @@ def test_save_keeps_the_lines_verbatim_and_never_writes_over_an_input(tmp_path, 
     refused(capsys, ["check", a, "--baseline", str(b), "--junit", a], "replace")
     refused(capsys, ["check", a, "--baseline", str(b), "--junit", str(b)], "replace")
     assert (tmp_path / "a.jsonl").read_bytes() == before
-    # a file that is not a baseline is not replaced by one; a baseline is (renewed)
+    # a file that is not a baseline is not replaced by one, not even with --overwrite; a baseline is
+    # renewed only with --overwrite
     other = tmp_path / "notes.txt"
     other.write_text("my notes\n")
     refused(capsys, ["baseline", "save", a, "-o", str(other)], "not a versus-baseline")
+    refused(capsys, ["baseline", "save", a, "-o", str(other), "--overwrite"], "not a versus-baseline")
     assert other.read_text() == "my notes\n"
-    assert main(["baseline", "save", a, "-o", str(b)]) == 0
+    refused(capsys, ["baseline", "save", a, "-o", str(b)], "--overwrite")
+    assert main(["baseline", "save", a, "-o", str(b), "--overwrite"]) == 0
 
 
 def test_check_refuses_what_would_check_nothing(tmp_path, base, capsys):

@@ -187,7 +187,9 @@ def test_the_report_section_is_there_and_recomputed_from_the_raw_samples(tmp_pat
     assert any("crosses the transport interface" in n for n in first["notes"])
     html = (out / "index.html").read_text(encoding="utf-8")
     assert 'id="interface"' in html and "Across the interface" in html
-    assert "median one-way latency (round trip / 2) with its 95 % CI band" in html
+    # three launches a configuration: the band is the interval between them, and the figure says so
+    assert ("one-way latency (round trip / 2), median: geometric mean of the launch medians, 95 % CI band "
+            "between launches (3 launches, Student&#39;s t)") in html
     tex = (out / "report.tex").read_text(encoding="utf-8")
     assert "Across the interface" in tex and (out / "fig-interface-latency.pdf").exists()
     # every size of every comparison: the ratio and both times from samples.parquet

@@ -23,8 +23,10 @@ two perftest runs).  Part of it overlaps the trip (the flush runs while the stor
 versus's one-way time must lie between perftest's and perftest's + X, each widened by the
 tolerance: ln(V/P) in [-tol, ln((P + X) / P) + tol] for the median round.
 
-A round with a launch versus-run recorded as loaded (tests/lib/launchload.py) is run again, up to
-three times; when the host stays loaded the test exits 77 with the loads.  Exit 77 too without the ucx
+A round with a launch versus-run recorded as loaded (tests/lib/launchload.py) is not judged and is
+run again (tests/lib/judged.py), until ROUNDS rounds are quiet or the budget (BUDGET_S seconds,
+shared evenly by the two figures, inside the meson timeout of 180 s) cannot hold another round;
+then the test exits 77 with every round's figures and loads.  Exit 77 too without the ucx
 module or ucx_perftest (Debian ucx-utils)."""
 import math
 import os
@@ -33,6 +35,7 @@ import statistics
 import sys
 
 import vstest as vt
+from judged import Budget, Verdict, settle, until_judged
 
 sys.path.insert(0, os.path.join(os.environ.get("VERSUS_SOURCE_ROOT", "."), "bench"))
 
@@ -40,43 +43,40 @@ ROUNDS = 3
 # put_bw's launches with the bench's counts last 0.1-0.2 s, where a daemon's few milliseconds on the
 # measuring CPUs already read as a loaded host; four times the operations, on both sides alike
 SCALE = {"put_bw": 4}
-TRIES = 3  # runs of one round before a loaded host is given up on
+BUDGET_S = 120  # seconds for the rounds of both figures (meson timeout 180)
 CPUS = ",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:2])  # rank 0 / client, rank 1 / server
 MIB = 1 << 20
 PAIRS = (("put_lat", 8, "us"), ("put_bw", MIB, "MB/s"))
 
 
-class Loaded(Exception):
-    pass
-
-
-def rounds(exe, kind, size, tmp, env, loads):
-    """ROUNDS rounds in which no versus launch was recorded as loaded: a round with a loaded
-    launch is run again, up to TRIES times, before the host is called loaded (Loaded)."""
+def rounds(exe, kind, size, tmp, env, budget):
+    """Rounds until ROUNDS of them had no versus launch recorded as loaded, or the budget ends it;
+    returns the Outcome, whose verdict is verdict()'s on the quiet rounds."""
     import ucx_onesided_vs_perftest as b
     from launchload import launch_load
-    out = []
-    for r in range(ROUNDS):
-        for attempt in range(TRIES):
-            keep = []
-            k = SCALE.get(kind, 1)
-            v1, info = b.versus_figure(kind, exe, size, CPUS, env, tmp, "ucx", keep=keep, scale=k)
-            p1 = b.perftest_figure(kind, size, CPUS, env, scale=k)
-            x = b.versus_figure("put_lat_extra", exe, 8, CPUS, env, tmp, "ucx", keep=keep)[0] \
-                if kind == "put_lat" else 0.0
-            p2 = b.perftest_figure(kind, size, CPUS, env, scale=k)
-            v2, _ = b.versus_figure(kind, exe, size, CPUS, env, tmp, "ucx", keep=keep, scale=k)
-            vt.check(info["memory"] == "ucx", f"the versus run recorded memory=ucx ({info['memory']})")
-            busy = [w for w in (launch_load(p) for p in keep) if w]
-            if not busy:
-                break
-            loads.append(f"{kind} round {r + 1} try {attempt + 1}: {len(busy)} of {len(keep)} versus launches "
-                         f"loaded, e.g. {busy[0].split(';')[0]}")
-            print(f"loaded: {loads[-1]}", flush=True)
-        else:
-            raise Loaded()
-        out.append((v1, p1, p2, v2, x))
-    return out
+
+    def one(r):
+        keep = []
+        k = SCALE.get(kind, 1)
+        v1, info = b.versus_figure(kind, exe, size, CPUS, env, tmp, "ucx", keep=keep, scale=k)
+        p1 = b.perftest_figure(kind, size, CPUS, env, scale=k)
+        x = b.versus_figure("put_lat_extra", exe, 8, CPUS, env, tmp, "ucx", keep=keep)[0] \
+            if kind == "put_lat" else 0.0
+        p2 = b.perftest_figure(kind, size, CPUS, env, scale=k)
+        v2, _ = b.versus_figure(kind, exe, size, CPUS, env, tmp, "ucx", keep=keep, scale=k)
+        vt.check(info["memory"] == "ucx", f"the versus run recorded memory=ucx ({info['memory']})")
+        busy = [w for w in (launch_load(p) for p in keep) if w]
+        load = f"{len(busy)} of {len(keep)} versus launches loaded, e.g. {busy[0].split(';')[0]}" if busy else None
+        return (v1, p1, p2, v2, x), load
+
+    def judge(rs):
+        good, words = verdict(kind, rs[:ROUNDS])
+        return Verdict("pass" if good else "fail", words)
+
+    def show(v):
+        return f"versus {v[0]:.3f} {v[3]:.3f}, ucx_perftest {v[1]:.3f} {v[2]:.3f}" + (f", extra {v[4]:.3f}" if v[4] else "")
+
+    return until_judged(f"{kind} at {size} B, versus over UCX within ucx_perftest's figure by its own A/A spread", one, judge, budget, ROUNDS, show)
 
 
 def verdict(kind, rs):
@@ -115,23 +115,21 @@ def main():
     for k in ("UCX_TLS", "UCX_NET_DEVICES"):
         env.pop(k, None)  # both tools on UCX's own choice (sysv, posix, cma between local ranks)
     tmp = vt.tmpdir()
-    loads, res = [], {}
+    budget, res = Budget(BUDGET_S), []
     try:
-        for kind, size, unit in PAIRS:
-            res[kind] = rounds(vt.RUNNER, kind, size, tmp, env, loads)
+        for i, (kind, size, unit) in enumerate(PAIRS):
+            res.append(rounds(vt.RUNNER, kind, size, tmp, env, budget.part(len(PAIRS) - i)))
+            if res[-1].state == "skip":
+                break
     except b.ToolFailed as e:
         vt.check(False, str(e))
-    except Loaded:
-        print(f"SKIP: the host stayed loaded, so the comparison cannot be judged: {'; '.join(loads)}", flush=True)
-        return vt.SKIP
-    for kind, size, unit in PAIRS:
-        for v1, p1, p2, v2, x in res[kind]:
-            print(f"{kind} {size} B: versus {v1:.3f} {v2:.3f} {unit}, ucx_perftest {p1:.3f} {p2:.3f} {unit}"
-                  + (f", versus put latency 8 B {x:.3f} us" if x else ""))
-    for kind, size, unit in PAIRS:
-        good, words = verdict(kind, res[kind])
-        vt.check(good, f"{kind} at {size} B: versus over UCX within ucx_perftest's figure by its own "
-                       f"A/A spread: {words}")
+    for (kind, size, unit), o in zip(PAIRS, res):
+        for r in o.launches:
+            if r.load is None:
+                v1, p1, p2, v2, x = r.value
+                print(f"{kind} {size} B: versus {v1:.3f} {v2:.3f} {unit}, ucx_perftest {p1:.3f} {p2:.3f} {unit}"
+                      + (f", versus put latency 8 B {x:.3f} us" if x else ""))
+    settle(res)
     return 0
 
 
