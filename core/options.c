@@ -541,6 +541,12 @@ static int atomic_is_one_word(vs_options_t *o, const unsigned char *given, char 
     (void)given;
     if (strcmp(o->pattern, "atomic"))
         return 0;
+    if (o->method.perturb) {
+        /* it would add 8 - K and 8 + K, sizes no atomic has */
+        snprintf(err, errlen, "the atomic pattern works on one 64-bit word (8 bytes): --perturb would measure "
+                              "other sizes; leave it out");
+        return -EINVAL;
+    }
     for (size_t i = 0; i < o->sizes.n; i++)
         if (o->sizes.v[i] != 8) {
             snprintf(err, errlen, "the atomic pattern works on one 64-bit word: --sizes 8 (the default for it), "

@@ -279,12 +279,24 @@ static void json_env(const vs_transport_ops_t *ops, vs_json_t *j)
     vs_json_obj_end(j);
 }
 
-/* Open a record of this kind: {"record":"<kind>", ... */
+/* The run_id of the run record this process wrote: every later line of the file
+ * carries it, so a reader tells a line of another run from one of this run. */
+static char written_run_id[400];
+
+static void krun_id(vs_json_t *j)
+{
+    if (written_run_id[0])
+        vs_json_kstr(j, "run_id", written_run_id);
+}
+
+/* Open a record of this kind: {"record":"<kind>","run_id":"<the run's>", ... */
 static void begin(vs_json_t *j, const char *kind)
 {
     vs_json_init(j);
     vs_json_obj_begin(j);
     vs_json_kstr(j, "record", kind);
+    if (strcmp(kind, "run"))
+        krun_id(j);
 }
 
 /* "key": [v0, v1, ...] */
@@ -306,6 +318,7 @@ int vs_record_run(const vs_run_t *r, const vs_record_run_t *facts)
     gethostname(host, sizeof host);
     char run_id[400];
     snprintf(run_id, sizeof run_id, "%s-%s-%ld", when, host, (long)getpid());
+    snprintf(written_run_id, sizeof written_run_id, "%s", run_id);
 
     vs_json_t j;
     begin(&j, "run");
@@ -631,6 +644,7 @@ void vs_record_end(vs_json_t *j, const vs_writer_end_t *e)
     vs_iso8601_now(when, sizeof when);
     vs_json_obj_begin(j);
     vs_json_kstr(j, "record", "end");
+    krun_id(j);
     vs_json_kstr(j, "status", e->status);
     vs_json_kstr(j, "message", e->message);
     vs_json_kint(j, "sizes_completed", e->sizes_completed);

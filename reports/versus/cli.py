@@ -80,8 +80,13 @@ def _cmd_compare(args) -> int:
     from .compare import compare_runs
     from .console import format_comparison
     from .export import dumps, jsonable
-    a = load_files(args.a.split(","))
-    b = load_files(args.b.split(","))
+    from .baseline import refuse_repeated_files, refuse_repeated_launches
+    sides = {"A": args.a.split(","), "B": args.b.split(",")}
+    for paths in sides.values():
+        refuse_repeated_files(paths)        # a launch counts once, as in baseline save and check
+    a, b = (load_files(paths) for paths in sides.values())
+    for side, runs in zip(sides, (a, b)):
+        refuse_repeated_launches(runs, f"side {side}")
     imported = [r for r in a + b if r.imported is not None]
     if imported:
         from .sidebyside import format_side_by_side, side_by_side

@@ -399,6 +399,96 @@ def _check_run_fields(obj: dict[str, Any], where: str) -> None:
                 raise InputError(f"{where}: transport '{key}' must be an object")
 
 
+# What versus-run measures (core/pattern*.c): every pattern and its variants, the first the default.
+PATTERN_VARIANTS = {
+    "pingpong": ("blocking", "nonblocking"),
+    "overhead": ("blocking", "nonblocking", "delayed"),
+    "stream": ("nonblocking",),
+    "bistream": ("nonblocking",),
+    "doublebuffer": ("nonblocking",),
+    "put": ("latency", "bandwidth"),
+    "get": ("latency", "bandwidth"),
+    "atomic": ("fadd", "cswap"),
+    "putnotify": ("ordered", "flush"),
+}
+MAX_WINDOW = 4096          # --window's largest (core/pattern_params.h)
+ATOMIC_BYTES = 8           # an atomic works on one 64-bit word (core/options.c)
+MAX_TOTAL_NS = 2 ** 63     # no run measures for longer than an int64 of ns holds (292 years)
+
+NOT_A_RUN = "no run writes that: measure again or restore the file"
+
+
+def _windowed(pattern: str, variant: str) -> bool:
+    """The patterns and variants that take --window (and record it)."""
+    return pattern in ("stream", "bistream") or (pattern in ("put", "get") and variant == "bandwidth")
+
+
+def _check_run_possible(obj: dict[str, Any], where: str) -> None:
+    """Refuse a run record no run of versus-run can write: a pattern it does not have, a
+    variant its pattern does not have, a window out of its range or on a pattern without one.
+    Imported runs carry the pattern of the tool's test and no variant."""
+    pattern, variant = obj.get("pattern"), obj.get("variant")
+    if pattern not in PATTERN_VARIANTS:
+        what = f"unknown pattern {pattern!r}" if pattern else "no pattern"
+        raise InputError(f"{where}: {what} in the run record: versus-run measures "
+                         f"{', '.join(PATTERN_VARIANTS)}; {NOT_A_RUN}")
+    imported = isinstance(obj.get("imported"), dict)
+    if imported and variant in (None, ""):
+        return
+    if variant not in PATTERN_VARIANTS[pattern]:
+        raise InputError(f"{where}: pattern {pattern!r} has no variant {variant!r} (its variants: "
+                         f"{', '.join(PATTERN_VARIANTS[pattern])}); {NOT_A_RUN}")
+    window = (obj.get("pattern_params") or {}).get("window")
+    if window is not None and not _windowed(pattern, variant):
+        raise InputError(f"{where}: a window in a {pattern}/{variant} run: only stream, bistream and the "
+                         f"bandwidth variant of put and get take one; {NOT_A_RUN}")
+    if window is None and pattern in ("put", "get") and variant == "bandwidth":
+        raise InputError(f"{where}: a {pattern}/bandwidth run without its window: its samples cannot be "
+                         f"turned into times per operation; {NOT_A_RUN}")
+    if window is not None and window > MAX_WINDOW:
+        raise InputError(f"{where}: a window of {window} messages: versus-run's window is at most {MAX_WINDOW}; "
+                         f"{NOT_A_RUN}")
+    ranks = obj.get("ranks")
+    if ranks is not None and ranks < 2:
+        raise InputError(f"{where}: a run of {ranks} rank(s): every pattern needs two or more; {NOT_A_RUN}")
+
+
+def _run_ranks(run: dict[str, Any]) -> int | None:
+    """How many ranks the run had: its 'ranks', else the length of its 'hosts'."""
+    if _whole(run.get("ranks")):
+        return run["ranks"]
+    hosts = run.get("hosts")
+    return len(hosts) if isinstance(hosts, list) and hosts else None
+
+
+def _check_pair_ranks(ranks: tuple[int, int] | None, run: dict[str, Any], where: str) -> None:
+    if ranks is None:
+        return
+    n = _run_ranks(run)
+    odd = next((x for x in ranks if n is not None and x >= n), None)
+    if odd is not None:
+        raise InputError(f"{where}: the pair names rank {odd}, and the run had {n} ranks (0 to {n - 1}); "
+                         f"{NOT_A_RUN}")
+    if ranks[0] == ranks[1]:
+        raise InputError(f"{where}: the pair names rank {ranks[0]} twice: a pair is two ranks; {NOT_A_RUN}")
+
+
+def _check_samples_possible(obj: dict[str, Any], samples: np.ndarray, extra: dict[str, np.ndarray],
+                            batch: int, where: str) -> None:
+    """Samples no run records: a 0 ns sample (the runner records at least 1 ns), and series that
+    add up to more time than 64 bits of ns hold."""
+    b = obj.get("bytes")
+    if samples.size and not samples.min():
+        zeros = int((samples == 0).sum())
+        which = "every sample" if zeros == samples.size else f"{zeros} of {samples.size} samples"
+        raise InputError(f"{where}: {which} 0 ns at {b} B: versus-run records at least 1 ns a sample; "
+                         f"{NOT_A_RUN}")
+    for key, series in (("samples_ns", samples), *extra.items()):
+        if series.size and float(series.sum(dtype=np.float64)) * batch >= MAX_TOTAL_NS:
+            raise InputError(f"{where}: the times of '{key}' at {b} B add up to more than 2^63 ns "
+                             f"(292 years); {NOT_A_RUN}")
+
+
 def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
     b = obj.get("bytes")
     if not _whole(b, 0, MAX_MEASURED_BYTES):
@@ -426,6 +516,7 @@ def _size_record(obj: dict[str, Any], where: str) -> SizeRecord:
             if extra[key].size != samples.size or (extra[key].size and extra[key].min() < 0):
                 raise InputError(f"{where}: '{key}' must hold one non-negative time per sample "
                                  f"({extra[key].size} for {samples.size} samples)")
+    _check_samples_possible(obj, samples, extra, batch, where)
     position = obj.get("position")
     precision = obj.get("precision_pct")
     valid = obj.get("valid")
@@ -477,6 +568,7 @@ def _pair_record(obj: dict[str, Any], where: str) -> PairRecord:
     if samples.size == 0 or samples.min() < 0:
         raise InputError(f"{where}: pair record needs non-negative samples")
     _checked(obj, samples, where)
+    _check_samples_possible(obj, samples, {}, 1, where)
     hosts = obj.get("hosts") if isinstance(obj.get("hosts"), list) and len(obj.get("hosts")) == 2 else ["?", "?"]
     return PairRecord(ranks, (str(hosts[0]), str(hosts[1])), bool(obj.get("same_host", hosts[0] == hosts[1])),
                       b, samples, int(obj.get("pass", 0) or 0), int(obj.get("round", 0) or 0))
@@ -580,6 +672,57 @@ def _visit_key(obj: dict[str, Any]) -> tuple:
     return tuple(map(str, ident))
 
 
+def _check_same_run(obj: dict[str, Any], cur: Run, tagged: dict[int, bool], where: str) -> None:
+    """A line after a run record is of that run: it carries the run's run_id (what versus-run
+    writes now), or, in files of earlier versions, no line of the run carries one."""
+    mine = cur.record.get("run_id")
+    rid = obj.get("run_id")
+    if rid is not None and rid != mine:
+        raise InputError(f"{where}: a line of another run (run_id {_quoted(rid)}; this run's is {_quoted(mine)}): "
+                         "lines were put together from several results files; give each run's file as it "
+                         "was written, or measure again")
+    was = tagged.get(id(cur))
+    if was is not None and was != (rid is not None):
+        raise InputError(f"{where}: the line {'carries' if rid is not None else 'lacks'} the run_id its run's other "
+                         f"lines {'lack' if rid is not None else 'carry'}: a line of another run or of an older "
+                         "file was put in; give each run's file as it was written, or measure again")
+
+
+def _quoted(v: Any, width: int = 60) -> str:
+    t = json.dumps(v, ensure_ascii=True, default=str)
+    return t if len(t) <= width else t[:width - 3] + "..."
+
+
+def _check_position(pos: Any, last: int | None, kind: str, where: str) -> int:
+    """Visits are written in their order: a visit's position is the last one's or the next.
+    A gap is a visit removed, a step back a visit put in from elsewhere."""
+    if not _whole(pos):
+        raise InputError(f"{where}: 'position' must be a whole number, 0 or more (got {pos!r})")
+    want = (0,) if last is None else (last, last + 1)
+    if pos not in want:
+        said = "the first visit" if last is None else f"the visit after position {last}"
+        raise InputError(f"{where}: a {kind} record at position {pos} where {said} belongs: a line was removed, "
+                         "moved or put in from another file; give the run's file as it was written, or measure again")
+    return pos
+
+
+def _check_end_count(run: Run | None, counted: int, where: str) -> None:
+    """The end record's sizes_completed is the number of size (visit), pair and summary
+    records the run wrote before it."""
+    if run is None or run.end is None:
+        return
+    said = run.end.get("sizes_completed")
+    if said is None:
+        return
+    if not _whole(said):
+        raise InputError(f"{where}: 'sizes_completed' must be a whole number, 0 or more (got {said!r})")
+    if said != counted:
+        what = "pair" if run.pairs else "summary" if run.summaries else "size"
+        raise InputError(f"{where}: the end record counts {said} {what} records but the file holds {counted} of "
+                         f"this run: {'a line was removed' if counted < said else 'lines were added'}; give the "
+                         "run's file as it was written, or measure again")
+
+
 def load_file(path: str | Path) -> list[Run]:
     """Read one JSONL result file; return its runs (normally exactly one)."""
     path = Path(path)
@@ -590,6 +733,9 @@ def load_file(path: str | Path) -> list[Run]:
     runs: list[Run] = []
     cur: Run | None = None
     seen: dict[tuple, int] = {}
+    # this run's records its end record counts, the last visit's position, the end record's line
+    counted, last_position, end_at = 0, None, None
+    lines_tagged: dict[int, bool] = {}     # per run: whether its lines carry its run_id
     for idx, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -621,12 +767,14 @@ def load_file(path: str | Path) -> list[Run]:
                                  f"({obj.get('bytes')} B, the same visit): a line was copied")
             seen[key] = idx
         if kind == "run":
-            seen = {}
+            _check_end_count(cur, counted, f"{name}:{end_at}")
+            seen, counted, last_position, end_at = {}, 0, None, None
             schema = obj.get("schema")
             if schema not in SCHEMA_VERSIONS:
                 raise InputError(f"{where}: unknown schema version {schema!r} "
                                  f"(this reader knows {', '.join(map(str, SCHEMA_VERSIONS))})")
             _check_run_fields(obj, where)
+            _check_run_possible(obj, where)
             cur = Run(name, obj, [], None)
             runs.append(cur)
             for w in obj.get("warnings") or []:
@@ -636,22 +784,37 @@ def load_file(path: str | Path) -> list[Run]:
             raise InputError(f"{where}: '{kind}' record before any 'run' record")
         if cur.end is not None:
             raise InputError(f"{where}: '{kind}' record after the 'end' record")
+        _check_same_run(obj, cur, lines_tagged, where)
+        lines_tagged[id(cur)] = "run_id" in obj
+        if kind in ("size", "aggregate") and obj.get("position") is not None:
+            last_position = _check_position(obj.get("position"), last_position, kind, where)
         if kind == "size":
             rec = _size_record(obj, where)
+            _check_pair_ranks(rec.pair, cur.record, where)
+            if cur.pattern == "atomic" and rec.bytes != ATOMIC_BYTES:
+                raise InputError(f"{where}: a {rec.bytes} B atomic: the atomic pattern works on one 64-bit word "
+                                 f"({ATOMIC_BYTES} B) and versus-run measures no other size; {NOT_A_RUN}")
+            if rec.pair is None or rec.pair[0] == 0:
+                counted += 1     # the end record counts a visit once, however many pairs measured it
             if rec.samples_ns.size == 0:
                 cur.warnings.append(f"{where}: size {rec.bytes} has no samples; ignored")
             else:
                 cur.sizes.append(rec)
         elif kind == "pair":
-            cur.pairs.append(_pair_record(obj, where))
+            pr = _pair_record(obj, where)
+            _check_pair_ranks(pr.ranks, cur.record, where)
+            cur.pairs.append(pr)
+            counted += 1
         elif kind == "summary":
             if cur.imported is None:
                 raise InputError(f"{where}: a 'summary' record in a measured run (only imported runs carry them)")
             cur.summaries.append(_summary_record(obj, where))
+            counted += 1
         elif kind == "aggregate":
             cur.aggregates.append(obj)
         elif kind == "end":
             cur.end = obj
+            end_at = idx
             if obj.get("status") != "ok":
                 msg = obj.get("message") or ""
                 cur.warnings.append(f"{name}: run ended with status '{obj.get('status')}'"
@@ -660,6 +823,7 @@ def load_file(path: str | Path) -> list[Run]:
             cur.warnings.append(f"{where}: unknown record type {kind!r}; ignored")
     if not runs:
         raise InputError(f"{name}: no 'run' record (empty or not a versus result file)")
+    _check_end_count(cur, counted, f"{name}:{end_at}")
     runs = [p for r in runs for p in split_pairs(r)]
     for r in runs:
         if r.end is None:

@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 
+from versus.load import PATTERN_VARIANTS
+
 
 def hockney(s_ns, r_ns_per_byte):
     return lambda n: s_ns + r_ns_per_byte * n
@@ -29,8 +31,10 @@ def staircase(s_ns, r_ns_per_byte, period, height_ns):
     return lambda n: s_ns + r_ns_per_byte * n + height_ns * (n // period)
 
 
-def run_record(name="synthetic", pattern="pingpong", variant="blocking", thresholds=None,
+def run_record(name="synthetic", pattern="pingpong", variant=None, thresholds=None,
                launch_id=0, sizes=(), provider="", run_id=None, page_bytes=None):
+    if variant is None:   # the pattern's default, as versus-run writes it
+        variant = PATTERN_VARIANTS.get(pattern, ("blocking",))[0]
     return {"record": "run", "schema": 1, **({"topology": {"page_bytes": page_bytes}} if page_bytes else {}),
             "versus": {"version": "0.1.0", "revision": "unknown"},
             "run_id": run_id or f"synthetic-{name}-{launch_id}",

@@ -1,5 +1,5 @@
-"""Strings from a results file reach the report as text, never as markup or paths: a pattern, a
-variant and a transport name carrying HTML, SVG quotes, a '/', LaTeX specials and mathtext '$'
+"""Strings from a results file reach the report as text, never as markup or paths: a provider
+and a transport name carrying HTML, SVG quotes, a '/', LaTeX specials and mathtext '$'
 leave no raw tag in the HTML, no unsafe id or href in the SVGs, and no figure file outside the
 report's folder; matplotlib draws the '$' as written (no mathtext)."""
 import json
@@ -17,7 +17,7 @@ def hostile_run(path, launch):
     lines = synth.make_lines(synth.hockney(1000, 0.1), [8, 64, 512, 4096, 32768], count=40, seed=launch,
                              name=NAME, launch_id=launch)
     recs = [json.loads(x) for x in lines]
-    recs[0]["pattern"], recs[0]["variant"] = HOSTILE, VARIANT
+    recs[0]["transport"]["provider"] = HOSTILE + VARIANT
     recs[0]["hosts"] = ["$host$", "$host$"]
     path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     return str(path)
@@ -36,6 +36,18 @@ def test_hostile_strings_stay_text(tmp_path):
     tex = (out / "report.tex").read_text(encoding="utf-8")
     for name in re.findall(r"\\includegraphics(?:\[[^]]*\])?\{([^}]*)\}", tex):
         assert re.fullmatch(r"[A-Za-z0-9./-]*", name) and ".." not in name, name
+
+
+def test_a_pattern_or_variant_no_run_has_is_refused_before_any_report(tmp_path, capsys):
+    for key, value in (("pattern", HOSTILE), ("variant", VARIANT)):
+        path = tmp_path / f"{key}.jsonl"
+        recs = [json.loads(x) for x in synth.make_lines(synth.hockney(1000, 0.1), [8, 64], count=20, seed=1)]
+        recs[0][key] = value
+        path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+        assert cli_main(["report", str(path), "-o", str(tmp_path / "rep")]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}:1" in err and ("unknown pattern" in err if key == "pattern" else "has no variant" in err)
+        assert not (tmp_path / "rep" / "index.html").exists()
 
 
 def test_a_line_break_in_an_sbatch_option_is_refused(tmp_path, monkeypatch, capsys):

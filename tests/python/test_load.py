@@ -94,8 +94,11 @@ def test_cli_exits_2_on_bad_input_and_names_the_line(tmp_path, capsys):
 def test_repeated_visits_of_a_size_are_pooled(tmp_path):
     ln = lines()
     again = json.loads(ln[1])
-    again.update(round=1, position=len(ln))     # size 8 visited a second time
+    again.update(round=1)                       # size 8 visited a second time
     ln.insert(-1, json.dumps(again))
+    end = json.loads(ln[-1])
+    end["sizes_completed"] += 1                 # the end record counts every visit
+    ln[-1] = json.dumps(end)
     run = load_file(write(tmp_path, ln))[0]
     assert run.sizes_by_bytes()[8].samples_ns.size == 40
 
